@@ -1,0 +1,100 @@
+/* vocis — native text-to-speech inference (Chatterbox, VibeVoice).
+ *
+ * Public C API. Every handle is opaque; every fallible call returns a
+ * vocis_status and leaves a one-line message retrievable with
+ * vocis_errmsg() on the handle involved. The library keeps no global state.
+ *
+ * Typical use:
+ *     vocis_model *m;
+ *     if (vocis_model_open("chatterbox/", NULL, &m) != VOCIS_OK) {
+ *         fprintf(stderr, "%s\n", vocis_errmsg(m));  // m is valid unless NULL (out of memory)
+ *         vocis_model_close(m);
+ *     }
+ */
+#ifndef VOCIS_H
+#define VOCIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum vocis_status {
+    VOCIS_OK = 0,
+    VOCIS_E_IO = 1,          /* file missing, unreadable or unwritable */
+    VOCIS_E_FORMAT = 2,      /* malformed file contents (JSON, safetensors, pickle, WAV, ...) */
+    VOCIS_E_SHAPE = 3,       /* tensor missing or of unexpected shape / dtype */
+    VOCIS_E_ARG = 4,         /* invalid argument or option value */
+    VOCIS_E_NOMEM = 5,       /* allocation failed */
+    VOCIS_E_UNSUPPORTED = 6, /* valid input that this build does not handle */
+    VOCIS_E_INTERNAL = 7,
+    VOCIS_E_CANCELLED = 8    /* a callback asked to stop */
+} vocis_status;
+
+/* Short constant name of a status ("io", "format", ...). */
+const char *vocis_status_name(vocis_status st);
+
+/* ---- model ------------------------------------------------------------- */
+
+typedef struct vocis_model vocis_model;
+
+typedef struct vocis_open_options {
+    int threads;             /* worker threads; 0 = number of physical cores */
+    const char *config_path; /* optional override file for hyper-parameters (NULL = none) */
+} vocis_open_options;
+
+/* Open a model folder (the Hugging Face release layout). On failure *out is
+ * still a handle carrying the error message (NULL only when out of memory);
+ * close it with vocis_model_close. */
+vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, vocis_model **out);
+void vocis_model_close(vocis_model *m);
+const char *vocis_errmsg(const vocis_model *m);
+void vocis_model_set_threads(vocis_model *m, int threads);
+
+/* ---- text --------------------------------------------------------------- */
+
+/* Text front end of the model: normalised text -> model token ids, including
+ * the start/stop tokens that the model adds. *ids is malloc'd; free with vocis_free. */
+vocis_status vocis_tokenize(vocis_model *m, const char *text, int32_t **ids, size_t *n);
+
+void vocis_free(void *p);
+
+/* ---- voices (speaker conditioning) -------------------------------------- */
+
+typedef struct vocis_voice vocis_voice;
+
+/* Load a voice: a vocis voice/conditioning .safetensors file, or a
+ * Chatterbox conds.pt. path == NULL loads the model's built-in voice. */
+vocis_status vocis_voice_load(vocis_model *m, const char *path, vocis_voice **out);
+void vocis_voice_free(vocis_voice *v);
+
+/* ---- Chatterbox T3: text -> speech tokens -------------------------------- */
+
+typedef struct vocis_t3_options {
+    float temperature;        /* default 0.8 */
+    float cfg_weight;         /* default 0.5; 0 = conditional row only */
+    float exaggeration;       /* default: the voice's stored value (NaN = keep) */
+    float min_p;              /* default 0.05 */
+    float top_p;              /* default 1.0 */
+    float repetition_penalty; /* default 1.2 */
+    int max_new_tokens;       /* default 1000 */
+    int greedy;               /* argmax instead of sampling */
+    uint64_t seed;            /* torch.manual_seed(seed) equivalent */
+    /* Progress: called after each generated token; return non-zero to cancel. */
+    int (*on_token)(void *user, int step, int32_t token);
+    void *user;
+} vocis_t3_options;
+
+void vocis_t3_options_default(vocis_t3_options *o);
+
+/* Generate speech tokens exactly as upstream T3.inference returns them
+ * (including the final stop token when drawn). *tokens is malloc'd. */
+vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text,
+                               const vocis_t3_options *opts, int32_t **tokens, size_t *n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

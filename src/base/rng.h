@@ -1,0 +1,35 @@
+/* Torch-compatible CPU random numbers (see shared spec torch_rng.md):
+ * MT19937 seeded like torch.manual_seed, and the exact transforms torch
+ * uses for exponential_, rand, uniform and randn on float32 tensors.
+ * One generator object is threaded through every model so that S3Gen and
+ * VibeVoice continue the stream that T3 started. */
+#ifndef VX_RNG_H
+#define VX_RNG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct vx_rng {
+    uint32_t mt[624];
+    int index;
+    int has_cached_normal; /* scalar normal path caches its second value */
+    double cached_normal;
+} vx_rng;
+
+void vx_rng_seed(vx_rng *r, uint64_t seed);   /* torch.manual_seed(seed) */
+uint32_t vx_rng_u32(vx_rng *r);                /* one MT19937 output */
+uint64_t vx_rng_u64(vx_rng *r);                /* (a << 32) | b */
+float vx_rng_uniform_f32(vx_rng *r);           /* (u32 & 0xFFFFFF) · 2^−24 */
+double vx_rng_uniform_f64(vx_rng *r);          /* (u64 & (2^53 − 1)) · 2^−53 */
+
+/* tensor.exponential_(1) on a float32 tensor of n elements. */
+void vx_rng_exponential(vx_rng *r, float *out, size_t n);
+/* torch.rand(n) (float32). */
+void vx_rng_rand(vx_rng *r, float *out, size_t n);
+/* Uniform(lo, hi).sample() for n float32 values: lo + (hi − lo)·u. */
+void vx_rng_uniform(vx_rng *r, float *out, size_t n, float lo, float hi);
+/* torch.randn(n) / randn_like / normal_ on a float32 tensor of n elements
+ * (vector path for n ≥ 16, scalar path with cached second value below). */
+void vx_rng_randn(vx_rng *r, float *out, size_t n);
+
+#endif

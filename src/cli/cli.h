@@ -1,0 +1,31 @@
+/* Command-line front end: one file per subcommand, a shared option parser. */
+#ifndef VX_CLI_H
+#define VX_CLI_H
+
+#include <stdint.h>
+
+typedef enum { CLI_STR, CLI_INT, CLI_FLOAT, CLI_U64, CLI_FLAG } cli_kind;
+
+typedef struct cli_opt {
+    const char *name; /* "--seed"; a "-x" alias may follow after '|': "--out|-o" */
+    cli_kind kind;
+    void *dest;       /* const char **, int *, float *, uint64_t *, int * (flag set to 1) */
+    const char *help;
+    double min, max;  /* numeric range (inclusive); ignored when min > max */
+} cli_opt;
+
+/* Parses argv[1..] (argv[0] is the subcommand name). Returns 0 to go on,
+ * 1 when --help was printed (exit 0), 2 after printing a one-line error.
+ * Positional arguments are refused. `usage` is printed above the option list. */
+int cli_parse(int argc, char **argv, const cli_opt *opts, int nopts, const char *usage);
+
+/* Prints "vocis CMD: message" to stderr (one line) and returns 1. */
+int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Subcommands: each returns the process exit status. */
+int cmd_tokenize(int argc, char **argv);
+int cmd_tokens(int argc, char **argv);
+int cmd_debug(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+#endif

@@ -1,0 +1,39 @@
+/* vocis command-line tool: dispatches to one subcommand. */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"tokenize", cmd_tokenize, "print the model's text token ids for a text"},
+    {"tokens", cmd_tokens, "Chatterbox T3: generate speech tokens for a text"},
+    {"debug", cmd_debug, "run one model stage on golden-named tensors (for tests)"},
+    {"bench", cmd_bench, "benchmarks on synthetic random-weight models"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: vocis COMMAND [options]   (vocis COMMAND --help for details)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "vocis: unknown command '%s' (see vocis --help)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,79 @@
+/* Tensor kernels. Model-agnostic: plain arrays in, plain arrays out.
+ * Activations are float32 row-major; weights stay in their file dtype
+ * (F32, F16, BF16) and are converted inside the kernels.
+ * Every kernel has a scalar reference (tests/unit) and, where it matters,
+ * AVX2 / AVX-512 variants chosen at run time from CPU features. */
+#ifndef VX_KERNELS_H
+#define VX_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensor/tensor.h"
+
+/* A linear-layer weight W: [rows = out features N, cols = in features K],
+ * row-major in `dtype`. Points into the model file (not owned). */
+typedef struct vx_mat {
+    vx_dtype dtype; /* VX_F32, VX_F16 or VX_BF16 */
+    int64_t rows, cols;
+    const void *data;
+} vx_mat;
+
+/* View a 2-D float tensor as a matrix. */
+vx_mat vx_mat_of(const vx_tensor *t);
+
+/* y[M, N] = x[M, K] · Wᵀ (+ bias[N] when bias != NULL). y must not alias x.
+ * Reads W once for all M rows (M = 2 for a CFG pair). Threaded over N (and M
+ * for large M) with `nthreads` OpenMP threads. */
+void vx_linear(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads);
+
+/* Row-major float32 GEMM: C[M,N] = alpha * op(A)[M,K] · op(B)[K,N] + beta * C.
+ * transA/transB: 0 = as stored, 1 = transposed. Leading dims as in BLAS. */
+void vx_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                 int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc, int nthreads);
+
+/* ---- element-wise and row-wise ops (single-threaded unless noted) ---- */
+
+/* y = x · rsqrt(mean(x²) + eps) · w over each of `rows` rows of length dim (w may be NULL). */
+void vx_rmsnorm(float *y, const float *x, const float *w, int64_t rows, int64_t dim, float eps);
+/* y = (x − mean) / sqrt(var + eps) · w + b per row (w, b may be NULL). */
+void vx_layernorm(float *y, const float *x, const float *w, const float *b, int64_t rows, int64_t dim,
+                  float eps);
+void vx_silu(float *x, int64_t n);
+void vx_gelu(float *x, int64_t n);      /* exact erf form */
+void vx_gelu_tanh(float *x, int64_t n); /* tanh approximation */
+/* out[i] = silu(gate[i]) * up[i] */
+void vx_swiglu(float *out, const float *gate, const float *up, int64_t n);
+/* In-place numerically stable softmax of one row (−inf entries become 0). */
+void vx_softmax(float *x, int64_t n);
+void vx_add(float *y, const float *x, int64_t n);          /* y += x */
+void vx_scale(float *y, float s, int64_t n);               /* y *= s */
+void vx_axpy(float *y, float a, const float *x, int64_t n); /* y += a·x */
+
+/* ---- rotary position embedding ("rotate half": dims d and d + hd/2 pair up) ---- */
+
+/* inv_freq[i] = theta^(−2i/hd), i < hd/2, computed in float32 like torch. */
+void vx_rope_freqs(float *inv_freq, int head_dim, float theta);
+/* Llama-3 frequency scaling applied in place to default frequencies. */
+void vx_rope_llama3_scale(float *inv_freq, int head_dim, float factor, float low_freq_factor,
+                          float high_freq_factor, float original_max_pos);
+/* Rotate x[nheads][head_dim] for absolute position pos (angles = pos·inv_freq in float32). */
+void vx_rope_apply(float *x, int nheads, int head_dim, const float *inv_freq, int64_t pos);
+
+/* ---- attention ----
+ * q:   [nq][n_heads · hd]          (query rows)
+ * k,v: [nk][kv_stride] with head g at offset g·hd (position-major, e.g. a KV cache)
+ * out: [nq][n_heads · hd]
+ * Query head h uses KV head h / (n_heads / n_kv_heads) (GQA).
+ * causal: query i (absolute position nk − nq + i) sees keys 0 .. nk − nq + i.
+ * Threaded over heads × query rows. */
+void vx_attention(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
+                  int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
+                  int nthreads);
+
+/* ---- CPU features ---- */
+int vx_cpu_has_avx2(void);
+int vx_cpu_has_avx512(void);
+int vx_cpu_has_avx512bf16(void);
+
+#endif

@@ -1,0 +1,90 @@
+/* stcompare GOLDEN.safetensors OUT.safetensors NAME[=GOLDEN_NAME]:ATOL ...
+ * Compares tensors of OUT against GOLDEN (float: max |diff| <= ATOL; integer:
+ * exact when ATOL is "exact"). Shapes must match. Exit 0 when all pass. */
+#include "io/safetensors.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double value_at(const vx_tensor *t, int64_t i) {
+    switch (t->dtype) {
+    case VX_F32: return ((const float *)t->data)[i];
+    case VX_F16: return vx_f16_to_f32(((const uint16_t *)t->data)[i]);
+    case VX_BF16: return vx_bf16_to_f32(((const uint16_t *)t->data)[i]);
+    case VX_I64: return (double)((const int64_t *)t->data)[i];
+    case VX_I32: return ((const int32_t *)t->data)[i];
+    case VX_I16: return ((const int16_t *)t->data)[i];
+    case VX_I8: return ((const int8_t *)t->data)[i];
+    default: return ((const uint8_t *)t->data)[i];
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: stcompare GOLDEN OUT NAME[=GOLDEN_NAME]:ATOL|exact ...\n");
+        return 2;
+    }
+    vx_err err = {0};
+    vx_st_file *g, *o;
+    if (vx_st_open(argv[1], &g, &err) || vx_st_open(argv[2], &o, &err)) {
+        fprintf(stderr, "stcompare: %s\n", err.msg);
+        return 2;
+    }
+    int fails = 0;
+    for (int a = 3; a < argc; a++) {
+        char spec[512];
+        snprintf(spec, sizeof spec, "%s", argv[a]);
+        char *colon = strrchr(spec, ':');
+        if (!colon) {
+            fprintf(stderr, "stcompare: bad spec '%s'\n", argv[a]);
+            return 2;
+        }
+        *colon = '\0';
+        const char *tol_s = colon + 1;
+        int exact = strcmp(tol_s, "exact") == 0;
+        double atol = exact ? 0 : atof(tol_s);
+        char *eq = strchr(spec, '=');
+        const char *oname = spec, *gname = spec;
+        if (eq) {
+            *eq = '\0';
+            gname = eq + 1;
+        }
+        const vx_tensor *gt = vx_st_find(g, gname), *ot = vx_st_find(o, oname);
+        if (!gt || !ot) {
+            fprintf(stderr, "FAIL %s: missing in %s\n", oname, !gt ? "golden" : "output");
+            fails++;
+            continue;
+        }
+        int same = gt->ndim == ot->ndim;
+        for (int d = 0; same && d < gt->ndim; d++) same = gt->shape[d] == ot->shape[d];
+        if (!same) {
+            char s1[128], s2[128];
+            fprintf(stderr, "FAIL %s: shape %s vs golden %s\n", oname, vx_shape_str(ot, s1, sizeof s1),
+                    vx_shape_str(gt, s2, sizeof s2));
+            fails++;
+            continue;
+        }
+        int64_t n = vx_numel(gt), worst = 0;
+        double m = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double x = value_at(ot, i), y = value_at(gt, i);
+            double d = (x == y) ? 0 : (x - y < 0 ? y - x : x - y);
+            if (d != d) d = 1e300;
+            if (d > m) {
+                m = d;
+                worst = i;
+            }
+        }
+        int ok = exact ? m == 0 : m <= atol;
+        printf("%s %s: max |diff| %.3g (tol %s)%s\n", ok ? "ok  " : "FAIL", oname, m, tol_s, "");
+        if (!ok) {
+            printf("     worst at %lld: %.9g vs golden %.9g\n", (long long)worst, value_at(ot, worst),
+                   value_at(gt, worst));
+            fails++;
+        }
+    }
+    vx_st_close(g);
+    vx_st_close(o);
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,59 @@
+#include "testlib.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+int tl_failures = 0;
+const char *tl_data_dir = "tests/data";
+
+double tl_max_abs_diff(const float *a, const float *b, size_t n) {
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (isnan(d)) return INFINITY;
+        if (d > m) m = d;
+    }
+    return m;
+}
+
+void tl_check_close(const char *file, int line, const char *what, const float *a, const float *b, size_t n,
+                    double atol) {
+    size_t worst = 0;
+    double m = -1;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (isnan(d)) d = INFINITY;
+        if (d > m) {
+            m = d;
+            worst = i;
+        }
+    }
+    if (n && m > atol) {
+        fprintf(stderr, "%s:%d: %s: max |diff| %.3g > %.3g at %zu (%.8g vs %.8g)\n", file, line, what, m, atol,
+                worst, a[worst], b[worst]);
+        tl_failures++;
+    }
+}
+
+const char *tl_path(const char *rel) {
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s/%s", tl_data_dir, rel);
+    return buf;
+}
+
+void tl_fill_random(float *x, size_t n, unsigned seed) {
+    uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)((double)(s >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+    }
+}
+
+int tl_finish(const char *name) {
+    if (tl_failures) {
+        fprintf(stderr, "%s: %d check(s) failed\n", name, tl_failures);
+        return 1;
+    }
+    printf("%s: all checks passed\n", name);
+    return 0;
+}
