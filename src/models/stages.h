@@ -1,0 +1,24 @@
+/* Stage harness (`vocis debug STAGE`): each stage reads its inputs by their
+ * golden tensor names from `in` and adds every output tensor, under golden
+ * names and shapes, to `out`. Stages load what they need from model_dir. */
+#ifndef VX_STAGES_H
+#define VX_STAGES_H
+
+#include "io/safetensors.h"
+
+typedef struct vx_stage_args {
+    const char *model_dir;
+    const vx_st_file *in;  /* may be NULL for stages that take no tensor input */
+    vx_st_writer *out;
+    int nthreads;
+    int argc;              /* stage-specific extra options (e.g. --script FILE) */
+    char **argv;
+} vx_stage_args;
+
+typedef vocis_status (*vx_stage_fn)(const vx_stage_args *a, vx_err *err);
+
+/* Chatterbox */
+vocis_status vx_stage_t3_cond(const vx_stage_args *a, vx_err *err);
+vocis_status vx_stage_t3_prefill(const vx_stage_args *a, vx_err *err);
+
+#endif
