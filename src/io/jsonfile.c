@@ -91,7 +91,7 @@ static vocis_status number_at(const cJSON *obj, const char *dotted, double min, 
 
 vocis_status vx_json_int_at(const cJSON *obj, const char *dotted, long min, long max, int *out, const char *file,
                             vx_err *err) {
-    double v;
+    double v = 0;
     int found;
     VX_TRY(number_at(obj, dotted, (double)min, (double)max, 1, 0, &v, &found, file, err));
     if (found) *out = (int)v;
@@ -100,7 +100,7 @@ vocis_status vx_json_int_at(const cJSON *obj, const char *dotted, long min, long
 
 vocis_status vx_json_float_at(const cJSON *obj, const char *dotted, double min, double max, float *out,
                               const char *file, vx_err *err) {
-    double v;
+    double v = 0;
     int found;
     VX_TRY(number_at(obj, dotted, min, max, 0, 0, &v, &found, file, err));
     if (found) *out = (float)v;
@@ -109,7 +109,7 @@ vocis_status vx_json_float_at(const cJSON *obj, const char *dotted, double min, 
 
 vocis_status vx_json_req_int(const cJSON *obj, const char *dotted, long min, long max, int *out, const char *file,
                              vx_err *err) {
-    double v;
+    double v = 0;
     int found;
     VX_TRY(number_at(obj, dotted, (double)min, (double)max, 1, 1, &v, &found, file, err));
     *out = (int)v;
@@ -118,7 +118,7 @@ vocis_status vx_json_req_int(const cJSON *obj, const char *dotted, long min, lon
 
 vocis_status vx_json_req_float(const cJSON *obj, const char *dotted, double min, double max, float *out,
                                const char *file, vx_err *err) {
-    double v;
+    double v = 0;
     int found;
     VX_TRY(number_at(obj, dotted, min, max, 0, 1, &v, &found, file, err));
     *out = (float)v;
