@@ -17,6 +17,19 @@ typedef struct vx_stage_args {
 
 typedef vocis_status (*vx_stage_fn)(const vx_stage_args *a, vx_err *err);
 
+/* Input helpers: copy a tensor of `in` by golden name, checking rank/shape
+ * (-1 = any; ndim < 0 = any rank). Floats accept F32/F16/BF16, integers
+ * I64/I32. *data is malloc'd; *t (optional) receives the stored shape. */
+vocis_status vx_stage_in_f32(const vx_stage_args *a, const char *name, int ndim, const int64_t *shape,
+                             float **data, vx_tensor *t, vx_err *err);
+vocis_status vx_stage_in_i64(const vx_stage_args *a, const char *name, int ndim, const int64_t *shape,
+                             int64_t **data, vx_tensor *t, vx_err *err);
+/* Output helpers (data copied). */
+vocis_status vx_stage_out_f32(const vx_stage_args *a, const char *name, int ndim, const int64_t *shape,
+                              const float *data, vx_err *err);
+vocis_status vx_stage_out_i64(const vx_stage_args *a, const char *name, int ndim, const int64_t *shape,
+                              const int64_t *data, vx_err *err);
+
 /* Chatterbox */
 vocis_status vx_stage_t3_cond(const vx_stage_args *a, vx_err *err);
 vocis_status vx_stage_t3_prefill(const vx_stage_args *a, vx_err *err);

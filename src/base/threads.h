@@ -1,0 +1,5 @@
+#ifndef VX_THREADS_H
+#define VX_THREADS_H
+/* Default worker count: physical cores (from sysfs), at least 1. */
+int vx_default_threads(void);
+#endif

@@ -1,0 +1,280 @@
+#include "nn/transformer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- loading ---- */
+
+/* Copies a float vector tensor (any float dtype) to f32. */
+static vocis_status load_vec(const vx_weights *w, const char *name, int64_t n, float *dst, vx_err *err) {
+    vx_tensor t;
+    VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(n), &t, err, "%s", name));
+    vx_to_f32(dst, t.data, t.dtype, (size_t)n);
+    return VOCIS_OK;
+}
+
+static vocis_status load_mat(const vx_weights *w, const char *name, int64_t rows, int64_t cols, vx_mat *m,
+                             vx_err *err) {
+    vx_tensor t;
+    VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(rows, cols), &t, err, "%s", name));
+    *m = vx_mat_of(&t);
+    return VOCIS_OK;
+}
+
+vocis_status vx_tf_load(vx_tf *tf, const vx_weights *w, const char *prefix, const vx_tf_options *opt, vx_err *err) {
+    memset(tf, 0, sizeof *tf);
+    char name[512];
+    int L = 0;
+    for (;; L++) {
+        snprintf(name, sizeof name, "%slayers.%d.input_layernorm.weight", prefix, L);
+        if (!vx_weights_has(w, name)) break;
+    }
+    if (L == 0)
+        return vx_fail(err, VOCIS_E_SHAPE, "%s: missing tensor '%slayers.0.input_layernorm.weight'",
+                       vx_weights_path(w), prefix);
+    vx_tensor t;
+    VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(-1), &t, err, "%slayers.0.input_layernorm.weight", prefix));
+    const int D = (int)t.shape[0];
+    const int H = opt->n_heads;
+    const int hd = opt->head_dim > 0 ? opt->head_dim : (H > 0 ? D / H : 0);
+    if (H <= 0 || hd <= 0 || hd % 2)
+        return vx_fail(err, VOCIS_E_ARG, "%s: invalid head configuration (%d heads, head_dim %d, hidden %d)",
+                       vx_weights_path(w), H, hd, D);
+    VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS((int64_t)H * hd, D), &t, err, "%slayers.0.self_attn.q_proj.weight",
+                             prefix));
+    VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(-1, D), &t, err, "%slayers.0.self_attn.k_proj.weight", prefix));
+    if (t.shape[0] % hd != 0 || H % (t.shape[0] / hd) != 0)
+        return vx_fail(err, VOCIS_E_SHAPE,
+                       "%s: tensor '%slayers.0.self_attn.k_proj.weight' has %lld rows: not a divisor of %d heads x %d",
+                       vx_weights_path(w), prefix, (long long)t.shape[0], H, hd);
+    const int KV = (int)(t.shape[0] / hd);
+    VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(-1, D), &t, err, "%slayers.0.mlp.gate_proj.weight", prefix));
+    const int F = (int)t.shape[0];
+
+    tf->n_layers = L;
+    tf->dim = D;
+    tf->n_heads = H;
+    tf->n_kv_heads = KV;
+    tf->head_dim = hd;
+    tf->ffn_dim = F;
+    tf->norm_eps = opt->norm_eps;
+    tf->chunk = 512;
+
+    const int64_t qd = (int64_t)H * hd, kvd = (int64_t)KV * hd;
+    size_t per_layer = 2 * (size_t)D + (opt->qkv_bias ? (size_t)(qd + 2 * kvd) : 0);
+    size_t total = per_layer * (size_t)L + (size_t)D + (size_t)hd / 2;
+    float *buf = vx_calloc(err, total, sizeof(float), "transformer vectors");
+    tf->layers = vx_calloc(err, (size_t)L, sizeof(vx_tf_layer), "transformer layers");
+    tf->owned = buf;
+    if (!buf || !tf->layers) {
+        vx_tf_free(tf);
+        return VOCIS_E_NOMEM;
+    }
+    float *p = buf;
+    vocis_status st = VOCIS_OK;
+    for (int l = 0; l < L && st == VOCIS_OK; l++) {
+        vx_tf_layer *ly = &tf->layers[l];
+        char pre[400];
+        snprintf(pre, sizeof pre, "%slayers.%d.", prefix, l);
+#define NAME(s) (snprintf(name, sizeof name, "%s%s", pre, s), name)
+        ly->in_norm = p, p += D;
+        ly->post_norm = p, p += D;
+        if ((st = load_vec(w, NAME("input_layernorm.weight"), D, ly->in_norm, err))) break;
+        if ((st = load_vec(w, NAME("post_attention_layernorm.weight"), D, ly->post_norm, err))) break;
+        if ((st = load_mat(w, NAME("self_attn.q_proj.weight"), qd, D, &ly->q, err))) break;
+        if ((st = load_mat(w, NAME("self_attn.k_proj.weight"), kvd, D, &ly->k, err))) break;
+        if ((st = load_mat(w, NAME("self_attn.v_proj.weight"), kvd, D, &ly->v, err))) break;
+        if ((st = load_mat(w, NAME("self_attn.o_proj.weight"), D, qd, &ly->o, err))) break;
+        if ((st = load_mat(w, NAME("mlp.gate_proj.weight"), F, D, &ly->gate, err))) break;
+        if ((st = load_mat(w, NAME("mlp.up_proj.weight"), F, D, &ly->up, err))) break;
+        if ((st = load_mat(w, NAME("mlp.down_proj.weight"), D, F, &ly->down, err))) break;
+        if (opt->qkv_bias) {
+            ly->q_bias = p, p += qd;
+            ly->k_bias = p, p += kvd;
+            ly->v_bias = p, p += kvd;
+            if ((st = load_vec(w, NAME("self_attn.q_proj.bias"), qd, ly->q_bias, err))) break;
+            if ((st = load_vec(w, NAME("self_attn.k_proj.bias"), kvd, ly->k_bias, err))) break;
+            if ((st = load_vec(w, NAME("self_attn.v_proj.bias"), kvd, ly->v_bias, err))) break;
+        }
+#undef NAME
+    }
+    if (st == VOCIS_OK && opt->final_norm) {
+        tf->final_norm = p;
+        p += D;
+        snprintf(name, sizeof name, "%snorm.weight", prefix);
+        st = load_vec(w, name, D, tf->final_norm, err);
+    }
+    if (st != VOCIS_OK) {
+        vx_tf_free(tf);
+        return st;
+    }
+    tf->inv_freq = p;
+    vx_rope_freqs(tf->inv_freq, hd, opt->rope_theta);
+    if (opt->rope_factor > 0)
+        vx_rope_llama3_scale(tf->inv_freq, hd, opt->rope_factor, opt->rope_low_freq_factor,
+                             opt->rope_high_freq_factor, opt->rope_original_max_pos);
+    return VOCIS_OK;
+}
+
+void vx_tf_free(vx_tf *tf) {
+    free(tf->layers);
+    free(tf->owned);
+    memset(tf, 0, sizeof *tf);
+}
+
+/* ---- KV cache ---- */
+
+size_t vx_kv_bytes_per_token(const vx_tf *tf) {
+    return (size_t)tf->n_layers * 2 * (size_t)tf->n_kv_heads * (size_t)tf->head_dim * sizeof(float);
+}
+
+vocis_status vx_kv_init(vx_kv_cache *kv, const vx_tf *tf, int nseq, int64_t max_len, vx_err *err) {
+    memset(kv, 0, sizeof *kv);
+    kv->n_layers = tf->n_layers;
+    kv->nseq = nseq;
+    kv->kv_dim = tf->n_kv_heads * tf->head_dim;
+    kv->max_len = max_len;
+    size_t n = (size_t)tf->n_layers * (size_t)nseq;
+    kv->len = vx_calloc(err, (size_t)nseq, sizeof(int64_t), "KV cache");
+    kv->k = vx_calloc(err, n, sizeof(float *), "KV cache");
+    kv->v = vx_calloc(err, n, sizeof(float *), "KV cache");
+    if (!kv->len || !kv->k || !kv->v) {
+        vx_kv_free(kv);
+        return VOCIS_E_NOMEM;
+    }
+    return VOCIS_OK;
+}
+
+void vx_kv_free(vx_kv_cache *kv) {
+    size_t n = (size_t)kv->n_layers * (size_t)kv->nseq;
+    for (size_t i = 0; kv->k && i < n; i++) free(kv->k[i]);
+    for (size_t i = 0; kv->v && i < n; i++) free(kv->v[i]);
+    free(kv->k);
+    free(kv->v);
+    free(kv->len);
+    memset(kv, 0, sizeof *kv);
+}
+
+void vx_kv_reset(vx_kv_cache *kv, int seq) { kv->len[seq] = 0; }
+
+vocis_status vx_kv_reserve(vx_kv_cache *kv, int64_t positions, vx_err *err) {
+    if (kv->max_len > 0 && positions > kv->max_len)
+        return vx_fail(err, VOCIS_E_ARG, "sequence of %lld positions exceeds the model context of %lld",
+                       (long long)positions, (long long)kv->max_len);
+    if (positions <= kv->cap) return VOCIS_OK;
+    int64_t cap = kv->cap ? kv->cap : 64;
+    while (cap < positions) cap = cap < VX_KV_DOUBLING_LIMIT ? cap * 2 : cap + VX_KV_DOUBLING_LIMIT;
+    if (kv->max_len > 0 && cap > kv->max_len) cap = kv->max_len;
+    size_t bytes = (size_t)cap * (size_t)kv->kv_dim * sizeof(float);
+    size_t n = (size_t)kv->n_layers * (size_t)kv->nseq;
+    for (size_t i = 0; i < 2 * n; i++) {
+        float **slot = i < n ? &kv->k[i] : &kv->v[i - n];
+        float *nb = realloc(*slot, bytes);
+        if (!nb)
+            return vx_fail(err, VOCIS_E_NOMEM, "out of memory growing the KV cache to %lld positions",
+                           (long long)cap);
+        *slot = nb;
+    }
+    kv->cap = cap;
+    return VOCIS_OK;
+}
+
+/* ---- forward ---- */
+
+typedef struct scratch {
+    float *xn, *q, *k, *v, *att, *tmp, *gate, *up;
+} scratch;
+
+/* One layer over rows of nseq sequences × n positions (row = s·n + i). */
+static void layer_forward(const vx_tf *tf, const vx_tf_layer *ly, int l, vx_kv_cache *kv, const int *seqs,
+                          int nseq, int64_t n, float *x, scratch *s, int nthreads) {
+    const int D = tf->dim, hd = tf->head_dim;
+    const int64_t M = (int64_t)nseq * n, qd = (int64_t)tf->n_heads * hd, kvd = (int64_t)tf->n_kv_heads * hd;
+
+    vx_rmsnorm(s->xn, x, ly->in_norm, M, D, tf->norm_eps);
+    vx_linear(s->q, s->xn, M, &ly->q, ly->q_bias, nthreads);
+    vx_linear(s->k, s->xn, M, &ly->k, ly->k_bias, nthreads);
+    vx_linear(s->v, s->xn, M, &ly->v, ly->v_bias, nthreads);
+
+    for (int si = 0; si < nseq; si++) {
+        int slot = seqs ? seqs[si] : si;
+        int64_t pos0 = kv->len[slot];
+        float *kc = kv->k[(size_t)l * kv->nseq + slot], *vc = kv->v[(size_t)l * kv->nseq + slot];
+        for (int64_t i = 0; i < n; i++) {
+            int64_t r = si * n + i;
+            vx_rope_apply(s->q + r * qd, tf->n_heads, hd, tf->inv_freq, pos0 + i);
+            vx_rope_apply(s->k + r * kvd, tf->n_kv_heads, hd, tf->inv_freq, pos0 + i);
+            memcpy(kc + (pos0 + i) * kvd, s->k + r * kvd, (size_t)kvd * sizeof(float));
+            memcpy(vc + (pos0 + i) * kvd, s->v + r * kvd, (size_t)kvd * sizeof(float));
+        }
+        vx_attention(s->att + si * n * qd, s->q + si * n * qd, kc, vc, n, pos0 + n, tf->n_heads, tf->n_kv_heads, hd,
+                     kvd, 1.0f / sqrtf((float)hd), 1, nthreads);
+    }
+    vx_linear(s->tmp, s->att, M, &ly->o, NULL, nthreads);
+    vx_add(x, s->tmp, M * D);
+
+    vx_rmsnorm(s->xn, x, ly->post_norm, M, D, tf->norm_eps);
+    vx_linear(s->gate, s->xn, M, &ly->gate, NULL, nthreads);
+    vx_linear(s->up, s->xn, M, &ly->up, NULL, nthreads);
+    vx_swiglu(s->gate, s->gate, s->up, M * tf->ffn_dim);
+    vx_linear(s->tmp, s->gate, M, &ly->down, NULL, nthreads);
+    vx_add(x, s->tmp, M * D);
+}
+
+vocis_status vx_tf_forward(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, int nseq, int64_t n, float *x,
+                           int nthreads, vx_tf_hook hook, void *user, vx_err *err) {
+    if (n <= 0) return VOCIS_OK;
+    int64_t need = 0;
+    for (int si = 0; si < nseq; si++) {
+        int slot = seqs ? seqs[si] : si;
+        if (slot < 0 || slot >= kv->nseq) return vx_fail(err, VOCIS_E_ARG, "KV cache has no sequence %d", slot);
+        if (kv->len[slot] + n > need) need = kv->len[slot] + n;
+    }
+    VX_TRY(vx_kv_reserve(kv, need, err));
+
+    const int D = tf->dim;
+    const int64_t chunk = tf->chunk > 0 && tf->chunk < n ? tf->chunk : n;
+    const int64_t M = (int64_t)nseq * chunk, qd = (int64_t)tf->n_heads * tf->head_dim,
+                  kvd = (int64_t)tf->n_kv_heads * tf->head_dim, F = tf->ffn_dim;
+    size_t floats = (size_t)M * (size_t)(D + qd + 2 * kvd + qd + D + 2 * F) + (size_t)M * D;
+    float *buf = vx_malloc(err, floats * sizeof(float), "transformer scratch");
+    if (!buf) return VOCIS_E_NOMEM;
+    scratch s;
+    float *p = buf;
+    s.xn = p, p += M * D;
+    s.q = p, p += M * qd;
+    s.k = p, p += M * kvd;
+    s.v = p, p += M * kvd;
+    s.att = p, p += M * qd;
+    s.tmp = p, p += M * D;
+    s.gate = p, p += M * F;
+    s.up = p, p += M * F;
+    float *xc = p; /* [nseq][c][D] gather of the current chunk */
+
+    for (int64_t c0 = 0; c0 < n; c0 += chunk) {
+        const int64_t c = n - c0 < chunk ? n - c0 : chunk;
+        for (int si = 0; si < nseq; si++)
+            memcpy(xc + (size_t)si * c * D, x + ((size_t)si * n + c0) * D, (size_t)c * D * sizeof(float));
+        for (int l = 0; l < tf->n_layers; l++) {
+            layer_forward(tf, &tf->layers[l], l, kv, seqs, nseq, c, xc, &s, nthreads);
+            if (hook)
+                for (int si = 0; si < nseq; si++) {
+                    int slot = seqs ? seqs[si] : si;
+                    hook(user, l, si, kv->len[slot], c, xc + (size_t)si * c * D);
+                }
+        }
+        for (int si = 0; si < nseq; si++) {
+            kv->len[seqs ? seqs[si] : si] += c;
+            memcpy(x + ((size_t)si * n + c0) * D, xc + (size_t)si * c * D, (size_t)c * D * sizeof(float));
+        }
+    }
+    free(buf);
+    return VOCIS_OK;
+}
+
+void vx_tf_final_norm(const vx_tf *tf, float *y, const float *x, int64_t rows) {
+    if (tf->final_norm) vx_rmsnorm(y, x, tf->final_norm, rows, tf->dim, tf->norm_eps);
+    else if (y != x) memcpy(y, x, (size_t)rows * tf->dim * sizeof(float));
+}

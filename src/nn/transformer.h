@@ -1,0 +1,85 @@
+/* One pre-norm decoder-only transformer for every Llama-family backbone:
+ * Llama (Chatterbox T3) and Qwen2 (VibeVoice) differ only in options
+ * (QKV bias, GQA head counts, RoPE frequencies, eps), not in code.
+ *
+ *   x += Wo · attn(rope(Wq·n1(x) + bq), rope(Wk·n1(x) + bk), Wv·n1(x) + bv)
+ *   x += Wdown · (silu(Wgate·n2(x)) ⊙ Wup·n2(x))            n = RMSNorm
+ *
+ * Several independent sequences can run through one call (e.g. the CFG pair):
+ * their rows go through each linear layer together, so every weight is read
+ * once per step, while attention and positions stay per sequence. */
+#ifndef VX_TRANSFORMER_H
+#define VX_TRANSFORMER_H
+
+#include "base/err.h"
+#include "io/safetensors.h"
+#include "kernels/kernels.h"
+
+typedef struct vx_tf_layer {
+    vx_mat q, k, v, o;       /* q: [H·hd, D]  k, v: [KV·hd, D]  o: [D, H·hd] */
+    vx_mat gate, up, down;   /* gate, up: [F, D]  down: [D, F] */
+    float *q_bias, *k_bias, *v_bias; /* NULL when the model has none */
+    float *in_norm, *post_norm;      /* [D] */
+} vx_tf_layer;
+
+typedef struct vx_tf {
+    int n_layers, dim, n_heads, n_kv_heads, head_dim, ffn_dim;
+    float norm_eps;
+    float *inv_freq;   /* [head_dim / 2] RoPE frequencies */
+    vx_tf_layer *layers;
+    float *final_norm; /* [D], NULL when the stack has none */
+    int64_t chunk;     /* prefill positions per pass (bounds scratch memory) */
+    void *owned;       /* f32 copies of small vectors (freed with the model) */
+} vx_tf;
+
+/* Loads a stack from tensors named "<prefix>layers.{i}.…" and "<prefix>norm.weight"
+ * (HF Llama / Qwen2 naming). The layer count and all sizes come from tensor
+ * shapes; n_heads (and head_dim when it is not D / n_heads) from the caller. */
+typedef struct vx_tf_options {
+    int n_heads;
+    int head_dim;       /* 0 = dim / n_heads */
+    float norm_eps;
+    float rope_theta;
+    int qkv_bias;       /* 1: q/k/v biases are required */
+    int final_norm;     /* 1: "<prefix>norm.weight" is required */
+    /* Llama-3 RoPE scaling (factor 0 = none) */
+    float rope_factor, rope_low_freq_factor, rope_high_freq_factor, rope_original_max_pos;
+} vx_tf_options;
+
+vocis_status vx_tf_load(vx_tf *tf, const vx_weights *w, const char *prefix, const vx_tf_options *opt, vx_err *err);
+void vx_tf_free(vx_tf *tf);
+
+/* KV cache for nseq sequences, position-major per (layer, sequence):
+ * k[l][s] = [capacity][n_kv_heads · head_dim] (keys after RoPE). Capacity
+ * grows by doubling up to VX_KV_DOUBLING_LIMIT positions, then in fixed steps
+ * of that size, never per token. */
+#define VX_KV_DOUBLING_LIMIT 4096
+typedef struct vx_kv_cache {
+    int n_layers, nseq, kv_dim;
+    int64_t cap;       /* positions allocated per (layer, sequence) */
+    int64_t max_len;   /* hard bound (model context); 0 = unbounded */
+    int64_t *len;      /* [nseq] positions held */
+    float **k, **v;    /* [n_layers · nseq] */
+} vx_kv_cache;
+
+vocis_status vx_kv_init(vx_kv_cache *kv, const vx_tf *tf, int nseq, int64_t max_len, vx_err *err);
+void vx_kv_free(vx_kv_cache *kv);
+void vx_kv_reset(vx_kv_cache *kv, int seq); /* forget one sequence, others untouched */
+vocis_status vx_kv_reserve(vx_kv_cache *kv, int64_t positions, vx_err *err);
+size_t vx_kv_bytes_per_token(const vx_tf *tf); /* K + V over all layers, one sequence */
+
+/* Called after each layer with that layer's output rows (for stage dumps):
+ * x holds rows [pos0, pos0 + n) of sequence `seq`, each `dim` floats. */
+typedef void (*vx_tf_hook)(void *user, int layer, int seq, int64_t pos0, int64_t n, const float *x);
+
+/* Runs n new positions of each of `nseq` sequences (seqs[i] picks the cache
+ * slot; NULL = 0..nseq−1) through all layers, in place:
+ * x: [nseq][n][dim] input embeddings → residual stream after the last layer
+ * (before the final norm). Each sequence continues at its own cache length. */
+vocis_status vx_tf_forward(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, int nseq, int64_t n, float *x,
+                           int nthreads, vx_tf_hook hook, void *user, vx_err *err);
+
+/* y = final_norm(x) over rows (identity copy when the stack has no final norm). */
+void vx_tf_final_norm(const vx_tf *tf, float *y, const float *x, int64_t rows);
+
+#endif
