@@ -28,8 +28,17 @@ void vx_rng_exponential(vx_rng *r, float *out, size_t n);
 void vx_rng_rand(vx_rng *r, float *out, size_t n);
 /* Uniform(lo, hi).sample() for n float32 values: lo + (hi − lo)·u. */
 void vx_rng_uniform(vx_rng *r, float *out, size_t n, float lo, float hi);
-/* torch.randn(n) / randn_like / normal_ on a float32 tensor of n elements
- * (vector path for n ≥ 16, scalar path with cached second value below). */
+/* torch.randn(n) / randn_like / normal_ on a contiguous float32 tensor of n
+ * elements (vector path for n ≥ 16, scalar path with cached second value
+ * below). Bit-exact except the vector path's log/sin/cos, where torch's AVX2
+ * build uses its own approximations: within 3 ulp of torch (most values
+ * identical); the generator state afterwards is always identical. */
 void vx_rng_randn(vx_rng *r, float *out, size_t n);
+/* The scalar path for any n: what torch does for normal_ / randn_like on a
+ * NON-contiguous float32 tensor (e.g. randn_like of a transposed view), with
+ * values produced in the tensor's memory order. VibeVoice's voice-prompt
+ * randn_like(mean) takes this path: mean is a [B, T, C] view of [B, C, T]
+ * storage, so draw B·C·T values here and read them as [B][C][T]. */
+void vx_rng_randn_scalar(vx_rng *r, float *out, size_t n);
 
 #endif
