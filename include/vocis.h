@@ -65,8 +65,9 @@ void vocis_free(void *p);
 
 typedef struct vocis_voice vocis_voice;
 
-/* Load a voice: a vocis voice/conditioning .safetensors file, or a
- * Chatterbox conds.pt. path == NULL loads the model's built-in voice. */
+/* Load a voice: a vocis voice / conditioning .safetensors file, or a
+ * Chatterbox conds.pt. path == NULL loads the model's built-in voice
+ * (DIR/conds.pt). Errors are reported on the model handle. */
 vocis_status vocis_voice_load(vocis_model *m, const char *path, vocis_voice **out);
 void vocis_voice_free(vocis_voice *v);
 
@@ -81,7 +82,7 @@ typedef struct vocis_t3_options {
     float repetition_penalty; /* default 1.2 */
     int max_new_tokens;       /* default 1000 */
     int greedy;               /* argmax instead of sampling */
-    uint64_t seed;            /* torch.manual_seed(seed) equivalent */
+    int64_t seed;             /* torch.manual_seed(seed) equivalent; < 0 = random */
     /* Progress: called after each generated token; return non-zero to cancel. */
     int (*on_token)(void *user, int step, int32_t token);
     void *user;

@@ -1,6 +1,7 @@
 /* stcompare GOLDEN.safetensors OUT.safetensors NAME[=GOLDEN_NAME]:ATOL ...
  * Compares tensors of OUT against GOLDEN (float: max |diff| <= ATOL; integer:
- * exact when ATOL is "exact"). Shapes must match. Exit 0 when all pass. */
+ * exact when ATOL is "exact"). Shapes must match. Exit 0 when all pass.
+ * stcompare --print FILE NAME prints a tensor's values space-separated. */
 #include "io/safetensors.h"
 
 #include <stdio.h>
@@ -20,7 +21,28 @@ static double value_at(const vx_tensor *t, int64_t i) {
     }
 }
 
+static int print_tensor(const char *path, const char *name) {
+    vx_err err = {0};
+    vx_st_file *f;
+    if (vx_st_open(path, &f, &err)) {
+        fprintf(stderr, "stcompare: %s\n", err.msg);
+        return 2;
+    }
+    const vx_tensor *t = vx_st_find(f, name);
+    if (!t) {
+        fprintf(stderr, "stcompare: %s: no tensor '%s'\n", path, name);
+        vx_st_close(f);
+        return 2;
+    }
+    int64_t n = vx_numel(t);
+    for (int64_t i = 0; i < n; i++) printf(i ? " %.9g" : "%.9g", value_at(t, i));
+    printf("\n");
+    vx_st_close(f);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 4 && strcmp(argv[1], "--print") == 0) return print_tensor(argv[2], argv[3]);
     if (argc < 4) {
         fprintf(stderr, "usage: stcompare GOLDEN OUT NAME[=GOLDEN_NAME]:ATOL|exact ...\n");
         return 2;

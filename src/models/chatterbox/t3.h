@@ -66,6 +66,9 @@ vocis_status vx_t3_generate(const vx_t3 *t3, const vx_t3_cond *c, const int32_t 
                             const vx_t3_sampling *s, vx_rng *rng, int nthreads, int32_t **tokens, int *n_tokens,
                             vx_err *err);
 
+/* Random weights at the English release's dimensions, as a weight set for vx_t3_init. */
+vocis_status vx_t3_synthetic_weights(vx_dtype dt, uint64_t seed, vx_weights **out, vx_err *err);
+
 /* Upstream's post-processing (drop_invalid_tokens + keep ids < 6561). In place; returns the new count. */
 int vx_t3_clean_tokens(const vx_t3 *t3, int32_t *tokens, int n);
 
