@@ -33,5 +33,6 @@ vocis_status vx_stage_out_i64(const vx_stage_args *a, const char *name, int ndim
 /* Chatterbox */
 vocis_status vx_stage_t3_cond(const vx_stage_args *a, vx_err *err);
 vocis_status vx_stage_t3_prefill(const vx_stage_args *a, vx_err *err);
+vocis_status vx_stage_hift(const vx_stage_args *a, vx_err *err);
 
 #endif

@@ -1,0 +1,673 @@
+/* HiFT vocoder (HiFTGenerator + ConvRNNF0Predictor + SourceModuleHnNSF), see hift.h and the
+ * shared spec chatterbox.md §9.7–9.8. Reads top to bottom like the PyTorch module:
+ * weights → f0 predictor → source → decode (STFT, generator body, iSTFT) → vocode → trim/fade. */
+#include "models/chatterbox/hift.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/conv.h"
+
+/* Upstream constants (S3Token2Wav builds HiFTGenerator with these; not stored in the checkpoint). */
+static const int64_t UP_RATES[VX_HIFT_NSTAGES] = {8, 5, 3};
+static const int64_t SRC_DOWN[VX_HIFT_NSTAGES] = {15, 3, 1}; /* cumulative rates, reversed */
+static const int64_t DILATIONS[VX_HIFT_NDIL] = {1, 3, 5};
+static const int64_t RB_KERNELS[VX_HIFT_NKERNELS] = {3, 7, 11};
+static const int64_t SRC_RB_KERNELS[VX_HIFT_NSTAGES] = {7, 7, 11};
+#define NSF_ALPHA 0.1f       /* sine_amp */
+#define NSF_SIGMA 0.003f     /* noise_std */
+#define NSF_VOICED 10.0f     /* voiced threshold (Hz) */
+#define LRELU_SLOPE 0.1f
+#define AUDIO_LIMIT 0.99f
+#define MAG_MAX 1e2f
+#define NBINS (VX_HIFT_NFFT / 2 + 1) /* 9 */
+#define NSPEC (2 * NBINS)           /* 18 = n_fft + 2 */
+
+/* ================================================================ weights */
+
+static float *own(vx_hift *h, size_t n, vx_err *err, const char *what) {
+    if (h->nbufs == h->capbufs) {
+        int cap = h->capbufs ? 2 * h->capbufs : 256;
+        float **nb = realloc(h->bufs, (size_t)cap * sizeof *nb);
+        if (!nb) {
+            vx_fail(err, VOCIS_E_NOMEM, "out of memory for the HiFT buffer list");
+            return NULL;
+        }
+        h->bufs = nb;
+        h->capbufs = cap;
+    }
+    float *p = vx_malloc(err, n * sizeof(float), what);
+    if (p) h->bufs[h->nbufs++] = p;
+    return p;
+}
+
+void vx_hift_free(vx_hift *h) {
+    if (!h) return;
+    for (int i = 0; i < h->nbufs; i++) free(h->bufs[i]);
+    free(h->bufs);
+    free(h);
+}
+
+static vx_hift *hift_new(vx_err *err) {
+    vx_hift *h = vx_calloc(err, 1, sizeof *h, "HiFT");
+    if (!h) return NULL;
+    /* scipy get_window("hann", 16, fftbins=True) in float64, then float32 */
+    for (int n = 0; n < VX_HIFT_NFFT; n++)
+        h->window[n] = (float)(0.5 - 0.5 * cos(2.0 * M_PI * n / VX_HIFT_NFFT));
+    return h;
+}
+
+/* A float tensor (any of F32/F16/BF16) of the expected shape, copied to owned f32. */
+static vocis_status load_f32(vx_hift *h, const vx_weights *w, int ndim, const int64_t *shape, float **out,
+                             vx_tensor *info, vx_err *err, const char *name) {
+    vx_tensor t;
+    VX_TRY(vx_weights_expect(w, VX_FLOATS, ndim, shape, &t, err, "%s", name));
+    size_t n = (size_t)vx_numel(&t);
+    float *p = own(h, n, err, name);
+    if (!p) return VOCIS_E_NOMEM;
+    vx_to_f32(p, t.data, t.dtype, n);
+    *out = p;
+    if (info) *info = t;
+    return VOCIS_OK;
+}
+
+/* A conv layer `name` (full tensor prefix): weight-normed (g = original0 / weight_g, v = original1 /
+ * weight_v, norm per index of dim 0, §0.3) or plain `weight`, plus `bias`. d0, d1, k: expected
+ * weight shape (−1 = read from the file). Weight norm is folded here: w = g · v / ‖v[i]‖. */
+static vocis_status load_conv(vx_hift *h, const vx_weights *w, const char *name, int64_t d0, int64_t d1, int64_t k,
+                              int transposed, vx_hift_conv *c, vx_err *err) {
+    char gname[512], vname[512], bname[512];
+    snprintf(gname, sizeof gname, "%s.parametrizations.weight.original0", name);
+    snprintf(vname, sizeof vname, "%s.parametrizations.weight.original1", name);
+    if (!vx_weights_has(w, vname)) {
+        char lg[512], lv[512];
+        snprintf(lg, sizeof lg, "%s.weight_g", name);
+        snprintf(lv, sizeof lv, "%s.weight_v", name);
+        if (vx_weights_has(w, lv)) {
+            memcpy(gname, lg, sizeof lg);
+            memcpy(vname, lv, sizeof lv);
+        } else {
+            snprintf(vname, sizeof vname, "%s.weight", name);
+            gname[0] = '\0';
+        }
+    }
+    vx_tensor vt;
+    float *v;
+    VX_TRY(load_f32(h, w, VX_DIMS(d0, d1, k), &v, &vt, err, vname));
+    const int64_t n0 = vt.shape[0], n1 = vt.shape[1], nk = vt.shape[2];
+    if (gname[0]) {
+        float *g;
+        VX_TRY(load_f32(h, w, VX_DIMS(n0, 1, 1), &g, NULL, err, gname));
+        const int64_t row = n1 * nk;
+        for (int64_t i = 0; i < n0; i++) {
+            double ss = 0;
+            for (int64_t j = 0; j < row; j++) ss += (double)v[i * row + j] * v[i * row + j];
+            float scale = g[i] / (float)sqrt(ss);
+            for (int64_t j = 0; j < row; j++) v[i * row + j] *= scale;
+        }
+    }
+    c->w = v;
+    c->k = nk;
+    c->cin = transposed ? n0 : n1;
+    c->cout = transposed ? n1 : n0;
+    snprintf(bname, sizeof bname, "%s.bias", name);
+    return load_f32(h, w, VX_DIMS(c->cout), &c->b, NULL, err, bname);
+}
+
+static vocis_status load_resblock(vx_hift *h, const vx_weights *w, const char *name, int64_t ch, int64_t k,
+                                  vx_hift_resblock *rb, vx_err *err) {
+    char buf[512];
+    rb->ch = ch;
+    for (int j = 0; j < VX_HIFT_NDIL; j++) {
+        snprintf(buf, sizeof buf, "%s.convs1.%d", name, j);
+        VX_TRY(load_conv(h, w, buf, ch, ch, j == 0 ? k : rb->k, 0, &rb->c1[j], err));
+        if (j == 0) rb->k = rb->c1[0].k;
+        snprintf(buf, sizeof buf, "%s.convs2.%d", name, j);
+        VX_TRY(load_conv(h, w, buf, ch, ch, rb->k, 0, &rb->c2[j], err));
+        snprintf(buf, sizeof buf, "%s.activations1.%d.alpha", name, j);
+        VX_TRY(load_f32(h, w, VX_DIMS(ch), &rb->a1[j], NULL, err, buf));
+        snprintf(buf, sizeof buf, "%s.activations2.%d.alpha", name, j);
+        VX_TRY(load_f32(h, w, VX_DIMS(ch), &rb->a2[j], NULL, err, buf));
+    }
+    if (rb->k % 2 == 0) return vx_fail(err, VOCIS_E_SHAPE, "%s: resblock kernel size %lld is even", name, (long long)rb->k);
+    return VOCIS_OK;
+}
+
+static int count_indexed(const vx_weights *w, const char *fmt_prefix, const char *pfx, const char *suffix) {
+    char buf[512];
+    int n = 0;
+    for (;; n++) {
+        snprintf(buf, sizeof buf, "%s%s.%d.%s", pfx, fmt_prefix, n, suffix);
+        if (!vx_weights_has(w, buf)) break;
+    }
+    return n;
+}
+
+static vocis_status hift_load(vx_hift *h, const vx_weights *w, const char *p, vx_err *err) {
+    char buf[512];
+    /* The module counts are fixed by upstream's constants; check the file agrees. */
+    int nups = count_indexed(w, "ups", p, "bias"), nrb = count_indexed(w, "resblocks", p, "convs1.0.bias");
+    int nsrb = count_indexed(w, "source_resblocks", p, "convs1.0.bias");
+    if (nups != VX_HIFT_NSTAGES || nrb != VX_HIFT_NSTAGES * VX_HIFT_NKERNELS || nsrb != VX_HIFT_NSTAGES)
+        return vx_fail(err, VOCIS_E_SHAPE,
+                       "%s: HiFT with %d upsamplers, %d resblocks, %d source resblocks (prefix '%s'); expected %d, %d, %d",
+                       vx_weights_path(w), nups, nrb, nsrb, p, VX_HIFT_NSTAGES, VX_HIFT_NSTAGES * VX_HIFT_NKERNELS,
+                       VX_HIFT_NSTAGES);
+
+    /* f0 predictor: condnet.{0,2,4,6,8} (k 3), classifier */
+    for (int i = 0; i < VX_HIFT_NCONDNET; i++) {
+        snprintf(buf, sizeof buf, "%sf0_predictor.condnet.%d", p, 2 * i);
+        VX_TRY(load_conv(h, w, buf, i ? h->f0_ch : -1, i ? h->f0_ch : -1, 3, 0, &h->condnet[i], err));
+        if (i == 0) {
+            h->f0_ch = h->condnet[0].cout;
+            h->in_ch = h->condnet[0].cin;
+        }
+    }
+    float *cb;
+    snprintf(buf, sizeof buf, "%sf0_predictor.classifier.weight", p);
+    VX_TRY(load_f32(h, w, VX_DIMS(1, h->f0_ch), &h->cls_w, NULL, err, buf));
+    snprintf(buf, sizeof buf, "%sf0_predictor.classifier.bias", p);
+    VX_TRY(load_f32(h, w, VX_DIMS(1), &cb, NULL, err, buf));
+    h->cls_b = cb[0];
+
+    /* m_source.l_linear (9 → 1) */
+    float *lw, *lb;
+    snprintf(buf, sizeof buf, "%sm_source.l_linear.weight", p);
+    VX_TRY(load_f32(h, w, VX_DIMS(1, VX_HIFT_NB_HARM), &lw, NULL, err, buf));
+    snprintf(buf, sizeof buf, "%sm_source.l_linear.bias", p);
+    VX_TRY(load_f32(h, w, VX_DIMS(1), &lb, NULL, err, buf));
+    memcpy(h->lin_w, lw, sizeof h->lin_w);
+    h->lin_b = lb[0];
+
+    /* generator */
+    snprintf(buf, sizeof buf, "%sconv_pre", p);
+    VX_TRY(load_conv(h, w, buf, -1, h->in_ch, 7, 0, &h->conv_pre, err));
+    h->base = h->conv_pre.cout;
+    int64_t ch = h->base;
+    for (int i = 0; i < VX_HIFT_NSTAGES; i++) {
+        snprintf(buf, sizeof buf, "%sups.%d", p, i);
+        VX_TRY(load_conv(h, w, buf, ch, ch / 2, -1, 1, &h->ups[i], err));
+        if ((h->ups[i].k - UP_RATES[i]) % 2 || h->ups[i].k < UP_RATES[i])
+            return vx_fail(err, VOCIS_E_SHAPE, "%s: %s kernel %lld does not fit stride %lld", vx_weights_path(w), buf,
+                           (long long)h->ups[i].k, (long long)UP_RATES[i]);
+        ch /= 2;
+        snprintf(buf, sizeof buf, "%ssource_downs.%d", p, i);
+        VX_TRY(load_conv(h, w, buf, ch, NSPEC, SRC_DOWN[i] == 1 ? 1 : 2 * SRC_DOWN[i], 0, &h->source_downs[i], err));
+        snprintf(buf, sizeof buf, "%ssource_resblocks.%d", p, i);
+        VX_TRY(load_resblock(h, w, buf, ch, SRC_RB_KERNELS[i], &h->source_rb[i], err));
+        for (int j = 0; j < VX_HIFT_NKERNELS; j++) {
+            snprintf(buf, sizeof buf, "%sresblocks.%d", p, i * VX_HIFT_NKERNELS + j);
+            VX_TRY(load_resblock(h, w, buf, ch, RB_KERNELS[j], &h->rb[i * VX_HIFT_NKERNELS + j], err));
+        }
+    }
+    snprintf(buf, sizeof buf, "%sconv_post", p);
+    VX_TRY(load_conv(h, w, buf, NSPEC, ch, 7, 0, &h->conv_post, err));
+    return VOCIS_OK;
+}
+
+vocis_status vx_hift_load(const vx_weights *w, const char *prefix, vx_hift **out, vx_err *err) {
+    *out = NULL;
+    vx_hift *h = hift_new(err);
+    if (!h) return VOCIS_E_NOMEM;
+    vocis_status st = hift_load(h, w, prefix ? prefix : "mel2wav.", err);
+    if (st != VOCIS_OK) {
+        vx_hift_free(h);
+        return vx_errctx(err, "loading HiFT");
+    }
+    *out = h;
+    return VOCIS_OK;
+}
+
+/* ---- random weights (synthetic benchmark) ---- */
+
+static float *rand_buf(vx_hift *h, size_t n, float scale, uint64_t *s, vx_err *err) {
+    float *p = own(h, n, err, "random HiFT weights");
+    if (!p) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+        p[i] = scale * (float)((double)(*s >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+    }
+    return p;
+}
+
+static vocis_status rand_conv(vx_hift *h, int64_t cin, int64_t cout, int64_t k, int transposed, uint64_t *s,
+                              vx_hift_conv *c, vx_err *err) {
+    c->cin = cin;
+    c->cout = cout;
+    c->k = k;
+    /* ~unit gain: uniform(−a, a) with a = sqrt(3 / fan_in) */
+    float a = (float)sqrt(3.0 / (double)((transposed ? cin / 2 : cin) * k));
+    if (!(c->w = rand_buf(h, (size_t)(cin * cout * k), a, s, err))) return VOCIS_E_NOMEM;
+    if (!(c->b = rand_buf(h, (size_t)cout, 0.01f, s, err))) return VOCIS_E_NOMEM;
+    return VOCIS_OK;
+}
+
+static vocis_status rand_resblock(vx_hift *h, int64_t ch, int64_t k, uint64_t *s, vx_hift_resblock *rb, vx_err *err) {
+    rb->ch = ch;
+    rb->k = k;
+    for (int j = 0; j < VX_HIFT_NDIL; j++) {
+        VX_TRY(rand_conv(h, ch, ch, k, 0, s, &rb->c1[j], err));
+        VX_TRY(rand_conv(h, ch, ch, k, 0, s, &rb->c2[j], err));
+        if (!(rb->a1[j] = rand_buf(h, (size_t)ch, 0.5f, s, err))) return VOCIS_E_NOMEM;
+        if (!(rb->a2[j] = rand_buf(h, (size_t)ch, 0.5f, s, err))) return VOCIS_E_NOMEM;
+        for (int64_t c = 0; c < ch; c++) rb->a1[j][c] += 1.0f, rb->a2[j][c] += 1.0f;
+    }
+    return VOCIS_OK;
+}
+
+static vocis_status hift_random(vx_hift *h, int64_t base, int64_t f0_ch, uint64_t seed, vx_err *err) {
+    uint64_t s = seed ^ 0x9e3779b97f4a7c15ull;
+    h->in_ch = 80;
+    h->base = base;
+    h->f0_ch = f0_ch;
+    for (int i = 0; i < VX_HIFT_NCONDNET; i++) VX_TRY(rand_conv(h, i ? f0_ch : 80, f0_ch, 3, 0, &s, &h->condnet[i], err));
+    if (!(h->cls_w = rand_buf(h, (size_t)f0_ch, (float)sqrt(3.0 / f0_ch), &s, err))) return VOCIS_E_NOMEM;
+    h->cls_b = 150.0f; /* a plausible voiced f0 */
+    for (int i = 0; i < VX_HIFT_NB_HARM; i++) h->lin_w[i] = 0.3f;
+    h->lin_b = 0.0f;
+    VX_TRY(rand_conv(h, 80, base, 7, 0, &s, &h->conv_pre, err));
+    int64_t ch = base;
+    for (int i = 0; i < VX_HIFT_NSTAGES; i++) {
+        static const int64_t UPK[VX_HIFT_NSTAGES] = {16, 11, 7};
+        VX_TRY(rand_conv(h, ch, ch / 2, UPK[i], 1, &s, &h->ups[i], err));
+        ch /= 2;
+        VX_TRY(rand_conv(h, NSPEC, ch, SRC_DOWN[i] == 1 ? 1 : 2 * SRC_DOWN[i], 0, &s, &h->source_downs[i], err));
+        VX_TRY(rand_resblock(h, ch, SRC_RB_KERNELS[i], &s, &h->source_rb[i], err));
+        for (int j = 0; j < VX_HIFT_NKERNELS; j++)
+            VX_TRY(rand_resblock(h, ch, RB_KERNELS[j], &s, &h->rb[i * VX_HIFT_NKERNELS + j], err));
+    }
+    return rand_conv(h, ch, NSPEC, 7, 0, &s, &h->conv_post, err);
+}
+
+vocis_status vx_hift_random(int64_t base, int64_t f0_ch, uint64_t seed, vx_hift **out, vx_err *err) {
+    *out = NULL;
+    if (base < 8 || base % 8 || f0_ch < 1)
+        return vx_fail(err, VOCIS_E_ARG, "HiFT: base_channels %lld must be a positive multiple of 8", (long long)base);
+    vx_hift *h = hift_new(err);
+    if (!h) return VOCIS_E_NOMEM;
+    vocis_status st = hift_random(h, base, f0_ch, seed, err);
+    if (st != VOCIS_OK) {
+        vx_hift_free(h);
+        return st;
+    }
+    *out = h;
+    return VOCIS_OK;
+}
+
+/* ============================================================ primitives */
+
+static void conv(const vx_hift_conv *c, const float *x, int64_t lin, float *y, int64_t stride, int64_t dil,
+                 int64_t pad, int nthreads) {
+    vx_conv1d_params p = {c->cin, c->cout, c->k, stride, dil, 1, pad, pad};
+    vx_mat m = {VX_F32, c->cout, c->cin * c->k, c->w};
+    vx_conv1d(y, x, 1, lin, &p, &m, c->b, nthreads);
+}
+
+static int64_t conv_len(const vx_hift_conv *c, int64_t lin, int64_t stride, int64_t dil, int64_t pad) {
+    vx_conv1d_params p = {c->cin, c->cout, c->k, stride, dil, 1, pad, pad};
+    return vx_conv1d_out_len(&p, lin);
+}
+
+static void leaky_relu(float *x, int64_t n, float slope, int nthreads) {
+#pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
+    for (int64_t i = 0; i < n; i++) x[i] = x[i] >= 0.0f ? x[i] : x[i] * slope;
+}
+
+/* sin(x) for |x| < ~1e6, vectorisable (no libm call, no branches): x = q·π + r, |r| ≤ π/2,
+ * Cody–Waite reduction with a 3-part π, odd Taylor polynomial to r¹⁵ (error < 1 ulp of the result
+ * on |r| ≤ π/2 before rounding), sign (−1)^q. Max error ≈ 2 ulp for the magnitudes Snake sees. */
+#pragma omp declare simd notinbranch
+static inline float fast_sinf(float x) {
+    const float inv_pi = 0.318309886183790671538f;
+    const float shifter = 12582912.0f; /* 1.5·2^23: adding it rounds to an integer */
+    float q = (x * inv_pi + shifter) - shifter;
+    float r = x - q * 3.140625f;
+    r = r - q * 9.67502593994140625e-4f;
+    r = r - q * 1.509957990978376432e-7f;
+    float r2 = r * r;
+    float p = -7.6471637318198164759e-13f;
+    p = p * r2 + 1.6059043836821614599e-10f;
+    p = p * r2 - 2.5052108385441718775e-8f;
+    p = p * r2 + 2.7557319223985890653e-6f;
+    p = p * r2 - 1.9841269841269841270e-4f;
+    p = p * r2 + 8.3333333333333333333e-3f;
+    p = p * r2 - 1.6666666666666666667e-1f;
+    float s = r + r * r2 * p;
+    int32_t qi = (int32_t)q;
+    return (qi & 1) ? -s : s;
+}
+
+/* Snake: y = x + sin²(α·x) / (α + 1e-9), α per channel; x, y: [ch][len] (may alias). */
+static void snake(float *y, const float *x, const float *alpha, int64_t ch, int64_t len, int nthreads) {
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (ch * len > 32768)
+    for (int64_t c = 0; c < ch; c++) {
+        const float a = alpha[c], inv = 1.0f / (a + 1e-9f);
+        const float *xr = x + c * len;
+        float *yr = y + c * len;
+#pragma omp simd
+        for (int64_t t = 0; t < len; t++) {
+            float s = fast_sinf(xr[t] * a);
+            yr[t] = xr[t] + inv * (s * s);
+        }
+    }
+}
+
+/* ResBlock: out = x; for j: out += conv2(snake(conv1(snake(out, a1), dil d_j), a2)).
+ * x, out: [ch][len] (out may equal x); t, u: scratch [ch][len]. */
+static void resblock(const vx_hift_resblock *rb, const float *x, float *out, float *t, float *u, int64_t len,
+                     int nthreads) {
+    const int64_t n = rb->ch * len, k = rb->k;
+    if (out != x) memcpy(out, x, (size_t)n * sizeof(float));
+    for (int j = 0; j < VX_HIFT_NDIL; j++) {
+        snake(t, out, rb->a1[j], rb->ch, len, nthreads);
+        conv(&rb->c1[j], t, len, u, 1, DILATIONS[j], DILATIONS[j] * (k - 1) / 2, nthreads);
+        snake(u, u, rb->a2[j], rb->ch, len, nthreads);
+        conv(&rb->c2[j], u, len, t, 1, 1, (k - 1) / 2, nthreads);
+#pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
+        for (int64_t i = 0; i < n; i++) out[i] += t[i];
+    }
+}
+
+/* ========================================================== f0 predictor */
+
+vocis_status vx_hift_f0(const vx_hift *h, const float *mel, int64_t tm, float *f0, int nthreads, vx_err *err) {
+    const int64_t C = h->f0_ch;
+    float *a = vx_malloc(err, (size_t)(2 * C * tm) * sizeof(float), "HiFT f0 predictor activations");
+    if (!a) return VOCIS_E_NOMEM;
+    float *b = a + C * tm;
+    const float *x = mel;
+    for (int i = 0; i < VX_HIFT_NCONDNET; i++) {
+        float *y = (i % 2) ? b : a;
+        conv(&h->condnet[i], x, tm, y, 1, 1, 1, nthreads); /* k 3, pad 1 */
+        for (int64_t j = 0; j < C * tm; j++) y[j] = y[j] > 0.0f ? y[j] : expf(y[j]) - 1.0f; /* ELU(1) */
+        x = y;
+    }
+    /* f0[t] = |classifier(x[:, t])| */
+    for (int64_t t = 0; t < tm; t++) f0[t] = 0.0f;
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t t = 0; t < tm; t++) f0[t] += h->cls_w[c] * x[c * tm + t];
+    for (int64_t t = 0; t < tm; t++) f0[t] = fabsf(f0[t] + h->cls_b);
+    free(a);
+    return VOCIS_OK;
+}
+
+/* ================================================================ source */
+
+/* nn.Upsample(scale_factor=480, mode="nearest") source index, computed like torch:
+ * floor(n · (float)(1/480)) in float, clamped to the input length. */
+static int64_t upsample_src(int64_t n, int64_t tm) {
+    const float scale = (float)(1.0 / VX_HIFT_HOP);
+    int64_t i = (int64_t)floorf((float)n * scale);
+    return i < tm - 1 ? i : tm - 1;
+}
+
+void vx_hift_source(const vx_hift *h, const float *f0, int64_t tm, const float *phase, const float *noise,
+                    float *source, int nthreads) {
+    const int64_t tw = tm * VX_HIFT_HOP;
+    const float two_pi = (float)(2.0 * M_PI);
+    const float unvoiced_amp = (float)(0.1 / 3.0); /* sine_amp / 3 */
+    /* source[n] = tanh(b + Σ_h a_h · e_h[n]); harmonics run sequentially (running phase), chunks of n
+     * in parallel would need the prefix sums: instead each thread owns a range of n and first sums
+     * its prefix. With Tw ≤ a few 10^5 a single pass per harmonic is cheap; keep it simple. */
+    for (int64_t n = 0; n < tw; n++) source[n] = h->lin_b;
+    for (int hh = 0; hh < VX_HIFT_NB_HARM; hh++) {
+        const float ph = hh == 0 ? 0.0f : (phase ? phase[hh] : 0.0f);
+        const float mult = (float)(hh + 1), a = h->lin_w[hh];
+        const float *nz = noise ? noise + (int64_t)hh * tw : NULL;
+        double acc = 0.0; /* torch's CPU cumsum accumulates in double */
+        for (int64_t n = 0; n < tw; n++) {
+            const float fu = f0[upsample_src(n, tm)];
+            const float fn = fu * mult / (float)VX_HIFT_SR; /* f0 · (i+1) / sampling_rate */
+            acc += (double)fn;
+            const float cs = (float)acc;
+            const float theta = two_pi * (cs - floorf(cs)); /* 2π · (cumsum % 1) */
+            const float sine = NSF_ALPHA * sinf(theta + ph);
+            const float uv = fu > NSF_VOICED ? 1.0f : 0.0f;
+            const float namp = uv * NSF_SIGMA + (1.0f - uv) * unvoiced_amp;
+            const float e = sine * uv + (nz ? namp * nz[n] : 0.0f);
+            source[n] += a * e;
+        }
+    }
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (tw > 65536)
+    for (int64_t n = 0; n < tw; n++) source[n] = tanhf(source[n]);
+}
+
+/* ================================================================ decode */
+
+/* Centred STFT (n_fft 16, hop 4, periodic Hann, reflect pad 8): s [tw] → spec [18][nf], rows 0..8 real,
+ * 9..17 imaginary, nf = tw/4 + 1. */
+static void source_stft(const vx_hift *h, const float *s, int64_t tw, float *spec, int64_t nf, int nthreads) {
+    double ct[NBINS][VX_HIFT_NFFT], st[NBINS][VX_HIFT_NFFT];
+    for (int k = 0; k < NBINS; k++)
+        for (int n = 0; n < VX_HIFT_NFFT; n++) {
+            double ang = 2.0 * M_PI * (double)((k * n) % VX_HIFT_NFFT) / VX_HIFT_NFFT;
+            ct[k][n] = cos(ang) * h->window[n];
+            st[k][n] = -sin(ang) * h->window[n];
+        }
+    const int64_t half = VX_HIFT_NFFT / 2;
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (nf > 4096)
+    for (int64_t f = 0; f < nf; f++) {
+        double fr[VX_HIFT_NFFT];
+        for (int n = 0; n < VX_HIFT_NFFT; n++) {
+            int64_t i = f * VX_HIFT_ISTFT_HOP + n - half; /* index into s with reflection */
+            if (i < 0) i = -i;
+            if (i >= tw) i = 2 * (tw - 1) - i;
+            fr[n] = s[i];
+        }
+        for (int k = 0; k < NBINS; k++) {
+            double re = 0, im = 0;
+            for (int n = 0; n < VX_HIFT_NFFT; n++) {
+                re += ct[k][n] * fr[n];
+                im += st[k][n] * fr[n];
+            }
+            spec[k * nf + f] = (float)re;
+            spec[(NBINS + k) * nf + f] = (float)im;
+        }
+    }
+}
+
+/* torch.istft(mag·e^{i·phase}, n_fft 16, hop 4, hann, center): x [18][nf] = conv_post output, whose
+ * rows 0..8 become magnitude exp(·) and rows 9..17 phase sin(·). wav [4·(nf−1)], clamped. */
+static void istft(const vx_hift *h, const float *x, int64_t nf, float *wav, float *mag_out, float *phase_out,
+                  float *ola /* [16 + 4(nf−1)] */, int nthreads) {
+    const int N = VX_HIFT_NFFT, hop = VX_HIFT_ISTFT_HOP;
+    const int64_t len = N + hop * (nf - 1);
+    double ct[NBINS][VX_HIFT_NFFT], st[NBINS][VX_HIFT_NFFT];
+    for (int k = 0; k < NBINS; k++)
+        for (int n = 0; n < N; n++) {
+            /* C2R inverse: 1/N, interior bins counted twice; imaginary parts of DC/Nyquist ignored */
+            double wgt = (k == 0 || k == N / 2) ? 1.0 / N : 2.0 / N;
+            double ang = 2.0 * M_PI * (double)((k * n) % N) / N;
+            ct[k][n] = wgt * cos(ang);
+            st[k][n] = (k == 0 || k == N / 2) ? 0.0 : -wgt * sin(ang);
+        }
+    memset(ola, 0, (size_t)len * sizeof(float));
+    /* frames overlap by 12 samples: process in two passes of disjoint frame parities? Frames f and
+     * f + 4 do not overlap, so 4 interleaved passes are race-free; the work is small, so keep it serial
+     * but vectorised over bins. */
+    for (int64_t f = 0; f < nf; f++) {
+        float re[NBINS], im[NBINS];
+        for (int k = 0; k < NBINS; k++) {
+            float m = expf(x[k * nf + f]);
+            float p = sinf(x[(NBINS + k) * nf + f]);
+            if (mag_out) mag_out[k * nf + f] = m;
+            if (phase_out) phase_out[k * nf + f] = p;
+            m = fminf(m, MAG_MAX);
+            re[k] = m * cosf(p);
+            im[k] = m * sinf(p);
+        }
+        float *o = ola + f * hop;
+        for (int n = 0; n < N; n++) {
+            double v = 0;
+            for (int k = 0; k < NBINS; k++) v += ct[k][n] * re[k] + st[k][n] * im[k];
+            o[n] += (float)v * h->window[n];
+        }
+    }
+    /* divide by the overlap-added squared window, drop n_fft/2 at both ends, clamp */
+    const int64_t tw = hop * (nf - 1), half = N / 2;
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (tw > 65536)
+    for (int64_t i = 0; i < tw; i++) {
+        int64_t j = i + half; /* index in the OLA buffer */
+        int64_t f_lo = j - (N - 1) <= 0 ? 0 : (j - (N - 1) + hop - 1) / hop, f_hi = j / hop;
+        if (f_hi > nf - 1) f_hi = nf - 1;
+        float env = 0.0f;
+        for (int64_t f = f_lo; f <= f_hi; f++) {
+            float wv = h->window[j - f * hop];
+            env += wv * wv;
+        }
+        float y = ola[j] / env;
+        wav[i] = y > AUDIO_LIMIT ? AUDIO_LIMIT : (y < -AUDIO_LIMIT ? -AUDIO_LIMIT : y);
+    }
+}
+
+vocis_status vx_hift_decode(const vx_hift *h, const float *mel, int64_t tm, const float *source, float *wav,
+                            float *mag, float *phase, int nthreads, vx_err *err) {
+    if (tm < 1) return vx_fail(err, VOCIS_E_ARG, "HiFT decode: empty mel (Tm = %lld)", (long long)tm);
+    const int64_t tw = tm * VX_HIFT_HOP, nf = tw / VX_HIFT_ISTFT_HOP + 1;
+    /* largest activation: max over stages of C_i · L_i (the last stage has L = nf) */
+    int64_t big = h->base * tm, ch = h->base, len = tm;
+    for (int i = 0; i < VX_HIFT_NSTAGES; i++) {
+        ch /= 2;
+        len = vx_convtr1d_out_len(&(vx_convtr1d_params){h->ups[i].cin, h->ups[i].cout, h->ups[i].k, UP_RATES[i], 1,
+                                                        (h->ups[i].k - UP_RATES[i]) / 2},
+                                  len) + (i == VX_HIFT_NSTAGES - 1);
+        if (ch * len > big) big = ch * len;
+    }
+    if (len != nf)
+        return vx_fail(err, VOCIS_E_INTERNAL, "HiFT decode: generator length %lld != STFT frames %lld", (long long)len,
+                       (long long)nf);
+    if (NSPEC * nf > big) big = NSPEC * nf;
+    const size_t nbuf = 5;
+    float *mem = vx_malloc(err, ((size_t)big * nbuf + (size_t)NSPEC * nf + (size_t)(VX_HIFT_NFFT + tw)) * sizeof(float),
+                           "HiFT decode activations");
+    if (!mem) return VOCIS_E_NOMEM;
+    float *x = mem, *acc = x + big, *r = acc + big, *t = r + big, *u = t + big, *spec = u + big;
+    float *ola = spec + NSPEC * nf;
+
+    /* s_stft = cat(real, imag): [18][nf] */
+    source_stft(h, source, tw, spec, nf, nthreads);
+
+    /* x = conv_pre(mel): [base][tm] */
+    conv(&h->conv_pre, mel, tm, x, 1, 1, (h->conv_pre.k - 1) / 2, nthreads);
+    ch = h->base;
+    len = tm;
+    for (int i = 0; i < VX_HIFT_NSTAGES; i++) {
+        const vx_hift_conv *up = &h->ups[i];
+        leaky_relu(x, ch * len, LRELU_SLOPE, nthreads);
+        vx_convtr1d_params pp = {up->cin, up->cout, up->k, UP_RATES[i], 1, (up->k - UP_RATES[i]) / 2};
+        vx_mat m = {VX_F32, up->cin, up->cout * up->k, up->w};
+        int64_t lo = vx_convtr1d_out_len(&pp, len);
+        vx_convtr1d(acc, x, 1, len, &pp, &m, up->b, nthreads); /* [cout][lo] */
+        ch = up->cout;
+        if (i == VX_HIFT_NSTAGES - 1) {
+            /* ReflectionPad1d((1, 0)): [ch][lo] → [ch][lo + 1], new[0] = old[1] */
+            for (int64_t c = 0; c < ch; c++) {
+                memcpy(x + c * (lo + 1) + 1, acc + c * lo, (size_t)lo * sizeof(float));
+                x[c * (lo + 1)] = acc[c * lo + (lo > 1 ? 1 : 0)];
+            }
+            len = lo + 1;
+        } else {
+            memcpy(x, acc, (size_t)(ch * lo) * sizeof(float));
+            len = lo;
+        }
+        /* fusion: x += source_resblocks[i](source_downs[i](s_stft)) */
+        const vx_hift_conv *sd = &h->source_downs[i];
+        int64_t sk = SRC_DOWN[i], spad = sk == 1 ? 0 : sk / 2;
+        int64_t sl = conv_len(sd, nf, sk, 1, spad);
+        if (sl != len) {
+            free(mem);
+            return vx_fail(err, VOCIS_E_INTERNAL, "HiFT stage %d: source branch length %lld != %lld", i,
+                           (long long)sl, (long long)len);
+        }
+        conv(sd, spec, nf, r, sk, 1, spad, nthreads);
+        resblock(&h->source_rb[i], r, r, t, u, len, nthreads);
+        const int64_t n = ch * len;
+#pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
+        for (int64_t j = 0; j < n; j++) x[j] += r[j];
+        /* x = (RB0(x) + RB1(x) + RB2(x)) / 3 */
+        for (int j = 0; j < VX_HIFT_NKERNELS; j++) {
+            resblock(&h->rb[i * VX_HIFT_NKERNELS + j], x, r, t, u, len, nthreads);
+            if (j == 0) memcpy(acc, r, (size_t)n * sizeof(float));
+            else {
+#pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
+                for (int64_t q = 0; q < n; q++) acc[q] += r[q];
+            }
+        }
+#pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
+        for (int64_t j = 0; j < n; j++) x[j] = acc[j] / (float)VX_HIFT_NKERNELS;
+    }
+    leaky_relu(x, ch * len, 0.01f, nthreads);
+    conv(&h->conv_post, x, len, acc, 1, 1, (h->conv_post.k - 1) / 2, nthreads); /* [18][nf] */
+    istft(h, acc, nf, wav, mag, phase, ola, nthreads);
+    free(mem);
+    return VOCIS_OK;
+}
+
+/* ================================================================ vocode */
+
+vocis_status vx_hift_vocode(const vx_hift *h, const float *mel, int64_t tm, vx_rng *rng, const float *inj_phase,
+                            const float *inj_noise, float **wav, int64_t *n, float *f0_out, float *source_out,
+                            int nthreads, vx_err *err) {
+    *wav = NULL;
+    *n = 0;
+    if (tm < 1) return vx_fail(err, VOCIS_E_ARG, "HiFT: empty mel (Tm = %lld)", (long long)tm);
+    const int64_t tw = tm * VX_HIFT_HOP;
+    float *f0 = vx_malloc(err, (size_t)tm * sizeof(float), "HiFT f0");
+    float *src = vx_malloc(err, (size_t)tw * sizeof(float), "HiFT source");
+    float *out = vx_malloc(err, (size_t)tw * sizeof(float), "HiFT waveform");
+    float *noise = NULL;
+    float phase[VX_HIFT_NB_HARM] = {0};
+    vocis_status st = VOCIS_E_NOMEM;
+    if (!f0 || !src || !out) goto done;
+    if ((st = vx_hift_f0(h, mel, tm, f0, nthreads, err)) != VOCIS_OK) goto done;
+
+    /* Random draws, in upstream's order: phases (CPU generator), sine noise, the noise branch of
+     * SourceModuleHnNSF (drawn, unused). With an rng the stream always advances exactly as upstream's;
+     * injected tensors replace the values drawn. */
+    if (rng) vx_rng_uniform(rng, phase, VX_HIFT_NB_HARM, (float)-M_PI, (float)M_PI);
+    if (inj_phase) memcpy(phase, inj_phase, sizeof phase);
+    phase[0] = 0.0f;
+    const float *nz = inj_noise;
+    if (rng) {
+        st = VOCIS_E_NOMEM;
+        if (!(noise = vx_malloc(err, (size_t)(VX_HIFT_NB_HARM * tw) * sizeof(float), "HiFT sine noise"))) goto done;
+        vx_rng_randn(rng, noise, (size_t)(VX_HIFT_NB_HARM * tw));
+        if (!nz) nz = noise;
+        vx_rng_randn(rng, out, (size_t)tw);
+    }
+
+    vx_hift_source(h, f0, tm, phase, nz, src, nthreads);
+    if ((st = vx_hift_decode(h, mel, tm, src, out, NULL, NULL, nthreads, err)) != VOCIS_OK) goto done;
+    if (f0_out) memcpy(f0_out, f0, (size_t)tm * sizeof(float));
+    if (source_out) memcpy(source_out, src, (size_t)tw * sizeof(float));
+    *wav = out;
+    *n = tw;
+    out = NULL;
+done:
+    free(f0);
+    free(src);
+    free(out);
+    free(noise);
+    return st;
+}
+
+/* ============================================================= trim/fade */
+
+void vx_trim_fade_window(float *fade) {
+    const int n = VX_TRIM_FADE_LEN / 2;
+    /* torch.linspace(π, 0, 480) in float: start + step·i for the first half, end − step·(n−1−i) after */
+    const float start = (float)M_PI, end = 0.0f, step = (end - start) / (float)(n - 1);
+    for (int i = 0; i < n; i++) {
+        fade[i] = 0.0f;
+        float v = i < n / 2 ? start + step * (float)i : end - step * (float)(n - 1 - i);
+        fade[n + i] = (cosf(v) + 1.0f) / 2.0f;
+    }
+}
+
+void vx_trim_fade(float *wav, int64_t n) {
+    float fade[VX_TRIM_FADE_LEN];
+    vx_trim_fade_window(fade);
+    for (int64_t i = 0; i < n && i < VX_TRIM_FADE_LEN; i++) wav[i] *= fade[i];
+}

@@ -1,0 +1,2 @@
+vocis_unit_test(test_hift ${VOCIS_TEST_SRC}/unit/test_hift.c)
+vocis_script_test(golden_hift golden/hift.sh)
