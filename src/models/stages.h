@@ -34,5 +34,8 @@ vocis_status vx_stage_out_i64(const vx_stage_args *a, const char *name, int ndim
 vocis_status vx_stage_t3_cond(const vx_stage_args *a, vx_err *err);
 vocis_status vx_stage_t3_prefill(const vx_stage_args *a, vx_err *err);
 vocis_status vx_stage_hift(const vx_stage_args *a, vx_err *err);
+/* s3gen-flow: speech_tokens, prompt_token, prompt_feat, embedding, z_noise (optional) [--steps N] ->
+ * spks, encoder_out, mu, cond, solve_euler_out, mel_out, est_dxdt_step0/last, est_step0_* */
+vocis_status vx_stage_s3gen_flow(const vx_stage_args *a, vx_err *err);
 
 #endif

@@ -1,0 +1,45 @@
+/* Extra model-agnostic kernels: activations not in kernels.h, a 1-D
+ * convolution on TIME-MAJOR activations (so that conv stacks interleaved
+ * with transformer layers need no transposes), and Transformer-XL style
+ * relative-position self-attention (ESPnet "rel_pos" encoding).
+ * All activations are float32 row-major; weights stay in their file dtype. */
+#ifndef VX_OPS_EXTRA_H
+#define VX_OPS_EXTRA_H
+
+#include <stdint.h>
+
+#include "kernels/kernels.h"
+
+/* Mish: x · tanh(softplus(x)), in place. */
+void vx_mish(float *x, int64_t n);
+/* LeakyReLU: x if x ≥ 0 else slope·x, in place. */
+void vx_leaky_relu(float *x, int64_t n, float slope);
+/* dst[c][r] = src[r][c] for a rows × cols matrix. */
+void vx_transpose(float *dst, const float *src, int64_t rows, int64_t cols);
+
+/* Time-major Conv1d (stride 1, groups 1):
+ *   y[b][t][co] = bias[co] + Σ_ci Σ_j W[co][ci][j] · x[b][t + j·dil − pad_left][ci]
+ * x: [B][lin][cin], zeros outside [0, lin); y: [B][lout][cout] with
+ * lout = lin + pad_left + pad_right − dil·(k−1) (must be ≥ 1).
+ * w: the PyTorch Conv1d weight (cout, cin, k) viewed as rows = cout, cols = cin·k.
+ * col: scratch of B · lout · cin · k floats (im2col; the product is one
+ * vx_linear with M = B · lout, so the weight is read once for the batch). */
+int64_t vx_conv1d_tm_out_len(int64_t lin, int64_t k, int64_t dil, int64_t pad_left, int64_t pad_right);
+void vx_conv1d_tm(float *y, const float *x, int64_t B, int64_t lin, int64_t cin, int64_t k, int64_t dil,
+                  int64_t pad_left, int64_t pad_right, const vx_mat *w, const float *bias, float *col,
+                  int nthreads);
+
+/* Relative-position multi-head self-attention of one sequence of length L
+ * (Transformer-XL with learned biases u, v; ESPnet relative encoding):
+ *   score_h(i, j) = [ (q_i + u_h)·k_j + (q_i + v_h)·p_h(L − 1 − i + j) ] / sqrt(dk)
+ *   out_i = Σ_j softmax_j(score_h(i, ·)) · v_j            (per head h)
+ * q, k, v, out: [L][H·dk] (head h at offset h·dk); p: [2L − 1][H·dk], row c is
+ * the projected encoding of the relative distance r = i − j = L − 1 − c;
+ * pos_u, pos_v: [H][dk]. No mask (all keys valid).
+ * scratch: vx_relpos_attention_scratch(L, dk) floats. */
+int64_t vx_relpos_attention_scratch(int64_t L, int64_t dk);
+void vx_relpos_attention(float *out, const float *q, const float *k, const float *v, const float *p,
+                         const float *pos_u, const float *pos_v, int64_t L, int H, int dk, float *scratch,
+                         int nthreads);
+
+#endif

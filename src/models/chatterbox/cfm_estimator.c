@@ -1,0 +1,248 @@
+/* CFM velocity estimator (ConditionalDecoder with causal blocks, spec §9.6):
+ * sinusoidal time embedding + MLP, one-level causal 1-D U-Net of ResNet
+ * blocks (causal conv k3, LayerNorm over channels, Mish) and diffusers-style
+ * transformer blocks. All B rows (the CFG pair) go through every layer
+ * together so each weight is read once per evaluation. Activations are
+ * time-major [B][L][C]; masks are all-valid and therefore omitted. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/ops_extra.h"
+#include "models/chatterbox/s3gen_flow_impl.h"
+
+enum { CFM_B = 2 };
+
+struct cfm_ws {
+    int64_t L;
+    float *cat;                 /* [B][L][max(4M, 2C)] */
+    float *h0, *h1, *a, *tmp;   /* [B][L][C] */
+    float *skip;                /* [B][L][C] */
+    float *col;                 /* [B][L][3·max(4M, 2C)] im2col */
+    float *q, *k, *v, *att;     /* [B][L][H·hd] */
+    float *ff;                  /* [B][L][ffn] */
+    float *te, *t1, *temb, *tmish, *tproj;
+};
+
+void cfm_ws_free(cfm_ws *w) {
+    if (!w) return;
+    float *bufs[] = {w->cat, w->h0, w->h1, w->a, w->tmp, w->skip, w->col, w->q, w->k, w->v, w->att, w->ff,
+                     w->te,  w->t1, w->temb, w->tmish, w->tproj};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    free(w);
+}
+
+vocis_status cfm_ws_new(const vx_s3gen_flow *f, int64_t L, cfm_ws **out, vx_err *err) {
+    const vx_s3gen_flow_dims *d = &f->d;
+    const int64_t C = d->dec_ch, HD = d->dec_heads * d->dec_head_dim, BL = CFM_B * L;
+    const int64_t wide = 4 * d->n_mels > 2 * C ? 4 * d->n_mels : 2 * C;
+    cfm_ws *w = vx_calloc(err, 1, sizeof *w, "estimator workspace");
+    if (!w) return err->code;
+    w->L = L;
+    struct {
+        float **p;
+        int64_t n;
+    } a[] = {{&w->cat, BL * wide}, {&w->h0, BL * C},   {&w->h1, BL * C},       {&w->a, BL * C},
+             {&w->tmp, BL * C},    {&w->skip, BL * C}, {&w->col, BL * wide * 3}, {&w->q, BL * HD},
+             {&w->k, BL * HD},     {&w->v, BL * HD},   {&w->att, BL * HD},     {&w->ff, BL * d->dec_ffn},
+             {&w->te, 4 * d->n_mels}, {&w->t1, d->temb_dim}, {&w->temb, d->temb_dim}, {&w->tmish, d->temb_dim},
+             {&w->tproj, C}};
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
+        *a[i].p = vx_malloc(err, (size_t)a[i].n * sizeof(float), "estimator workspace");
+        if (!*a[i].p) {
+            cfm_ws_free(w);
+            return err->code;
+        }
+    }
+    *out = w;
+    return VOCIS_OK;
+}
+
+/* CausalResnetBlock1D: in [B][L][cin] → out [B][L][C] (out ≠ in). */
+static void resblock(const vx_s3gen_flow *f, const fl_resblock *r, cfm_ws *w, int64_t B, int64_t L, const float *in,
+                     float *out, int nth) {
+    const int64_t C = f->d.dec_ch, BL = B * L;
+    /* block1: causal conv k3 → LN(channels) → Mish */
+    vx_conv1d_tm(w->tmp, in, B, L, r->cin, 3, 1, 2, 0, &r->block1.conv.w, r->block1.conv.b, w->col, nth);
+    vx_layernorm(w->a, w->tmp, r->block1.ln.w, r->block1.ln.b, BL, C, 1e-5f);
+    vx_mish(w->a, BL * C);
+    /* + Linear(Mish(temb)) broadcast over time */
+    vx_linear(w->tproj, w->tmish, 1, &r->mlp.w, r->mlp.b, 1);
+    for (int64_t i = 0; i < BL; i++) vx_add(w->a + i * C, w->tproj, C);
+    /* block2 */
+    vx_conv1d_tm(w->tmp, w->a, B, L, C, 3, 1, 2, 0, &r->block2.conv.w, r->block2.conv.b, w->col, nth);
+    vx_layernorm(w->a, w->tmp, r->block2.ln.w, r->block2.ln.b, BL, C, 1e-5f);
+    vx_mish(w->a, BL * C);
+    /* + res_conv (1×1) of the input */
+    vx_linear(out, in, BL, &r->res_conv.w, r->res_conv.b, nth);
+    vx_add(out, w->a, BL * C);
+}
+
+/* BasicTransformerBlock on h [B][L][C], in place. */
+static void tblock(const vx_s3gen_flow *f, const fl_tblock *tb, cfm_ws *w, int64_t B, int64_t L, float *h, int nth) {
+    const vx_s3gen_flow_dims *d = &f->d;
+    const int64_t C = d->dec_ch, H = d->dec_heads, hd = d->dec_head_dim, HD = H * hd, BL = B * L;
+    vx_layernorm(w->a, h, tb->norm1.w, tb->norm1.b, BL, C, 1e-5f);
+    vx_linear(w->q, w->a, BL, &tb->q.w, NULL, nth);
+    vx_linear(w->k, w->a, BL, &tb->k.w, NULL, nth);
+    vx_linear(w->v, w->a, BL, &tb->v.w, NULL, nth);
+    const float scale = (float)(1.0 / sqrt((double)hd));
+    for (int64_t b = 0; b < B; b++)
+        vx_attention(w->att + b * L * HD, w->q + b * L * HD, w->k + b * L * HD, w->v + b * L * HD, L, L, (int)H,
+                     (int)H, (int)hd, HD, scale, 0, nth);
+    vx_linear(w->tmp, w->att, BL, &tb->out.w, tb->out.b, nth);
+    vx_add(h, w->tmp, BL * C);
+    vx_layernorm(w->a, h, tb->norm3.w, tb->norm3.b, BL, C, 1e-5f);
+    vx_linear(w->ff, w->a, BL, &tb->ff1.w, tb->ff1.b, nth);
+    vx_gelu(w->ff, BL * d->dec_ffn);
+    vx_linear(w->tmp, w->ff, BL, &tb->ff2.w, tb->ff2.b, nth);
+    vx_add(h, w->tmp, BL * C);
+}
+
+/* Debug capture of row 0: channel-major [1][C][L] (cm = 1) or time-major [1][L][C]. */
+static vocis_status cap(vx_st_writer *dbg, const char *tag, const char *what, const float *x, int64_t L, int64_t C,
+                        int cm, vx_err *err) {
+    char name[128];
+    snprintf(name, sizeof name, "est_%s_%s", tag, what);
+    if (!cm) return vx_st_writer_add(dbg, name, VX_F32, VX_DIMS(1, L, C), x, err);
+    float *t = vx_malloc(err, (size_t)(L * C) * sizeof(float), name);
+    if (!t) return err->code;
+    vx_transpose(t, x, L, C);
+    vocis_status st = vx_st_writer_add(dbg, name, VX_F32, VX_DIMS(1, C, L), t, err);
+    free(t);
+    return st;
+}
+
+/* One U-Net stage: resblock, transformer blocks, optional post conv. *ph is the
+ * stage output (pointers to h0/h1 swap as needed). */
+static vocis_status stage(const vx_s3gen_flow *f, const fl_stage *s, cfm_ws *w, int64_t B, int64_t L, const float *in,
+                          float **ph, float **palt, int has_post, float *skip_copy, int nth, vx_st_writer *dbg,
+                          const char *tag, const char *sname, const char *post_name, vx_err *err) {
+    const int64_t C = f->d.dec_ch;
+    char nb[64];
+    float *h = *ph;
+    resblock(f, &s->res, w, B, L, in, h, nth);
+    if (dbg) {
+        snprintf(nb, sizeof nb, "%s_resnet", sname);
+        VX_TRY(cap(dbg, tag, nb, h, L, C, 1, err));
+    }
+    for (int64_t n = 0; n < f->d.n_tblocks; n++) tblock(f, &s->tb[n], w, B, L, h, nth);
+    if (dbg) {
+        snprintf(nb, sizeof nb, "%s_transformer_last", sname);
+        VX_TRY(cap(dbg, tag, nb, h, L, C, 0, err));
+    }
+    if (skip_copy) memcpy(skip_copy, h, (size_t)(B * L * C) * sizeof(float));
+    if (has_post) {
+        float *o = *palt;
+        vx_conv1d_tm(o, h, B, L, C, 3, 1, 2, 0, &s->post.w, s->post.b, w->col, nth);
+        *palt = h;
+        *ph = o;
+        if (dbg) {
+            snprintf(nb, sizeof nb, "%s_%s", sname, post_name);
+            VX_TRY(cap(dbg, tag, nb, o, L, C, 1, err));
+        }
+    }
+    return VOCIS_OK;
+}
+
+vocis_status cfm_estimator_forward(const vx_s3gen_flow *f, cfm_ws *w, int64_t B, int64_t L, const float *x,
+                                   const float *mu, const float *spk, const float *cond, float t, float *v,
+                                   int nthreads, vx_st_writer *dbg, const char *tag, vx_err *err) {
+    const vx_s3gen_flow_dims *d = &f->d;
+    const int64_t M = d->n_mels, C = d->dec_ch, IN = 4 * M;
+    if (B > CFM_B || L > w->L) return vx_fail(err, VOCIS_E_INTERNAL, "estimator workspace too small");
+    if (!tag) dbg = NULL;
+
+    /* time embedding: te = [sin(1000·t·ω_κ), cos(…)], ω_κ = exp(−κ·ln(10000)/(half − 1)); MLP (SiLU) */
+    const int64_t half = IN / 2;
+    const float sc = (float)-(log(10000.0) / (double)(half - 1));
+    for (int64_t i = 0; i < half; i++) {
+        float a = (1000.0f * t) * expf((float)i * sc);
+        w->te[i] = sinf(a);
+        w->te[half + i] = cosf(a);
+    }
+    vx_linear(w->t1, w->te, 1, &f->time1.w, f->time1.b, 1);
+    vx_silu(w->t1, d->temb_dim);
+    vx_linear(w->temb, w->t1, 1, &f->time2.w, f->time2.b, 1);
+    if (dbg) {
+        char name[64];
+        snprintf(name, sizeof name, "est_%s_time_mlp", tag);
+        float *tt = vx_malloc(err, (size_t)(B * d->temb_dim) * sizeof(float), name);
+        if (!tt) return err->code;
+        for (int64_t b = 0; b < B; b++) memcpy(tt + b * d->temb_dim, w->temb, (size_t)d->temb_dim * sizeof(float));
+        vocis_status st = vx_st_writer_add(dbg, name, VX_F32, VX_DIMS(B, d->temb_dim), tt, err);
+        free(tt);
+        VX_TRY(st);
+    }
+    memcpy(w->tmish, w->temb, (size_t)d->temb_dim * sizeof(float));
+    vx_mish(w->tmish, d->temb_dim);
+
+    /* input stack: [x | μ | spk | cond] per frame   [B][L][4M] */
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t l = 0; l < L; l++) {
+            float *o = w->cat + (b * L + l) * IN;
+            const int64_t src = (b * L + l) * M;
+            memcpy(o, x + src, (size_t)M * sizeof(float));
+            memcpy(o + M, mu + src, (size_t)M * sizeof(float));
+            memcpy(o + 2 * M, spk + b * M, (size_t)M * sizeof(float));
+            memcpy(o + 3 * M, cond + src, (size_t)M * sizeof(float));
+        }
+
+    float *h = w->h0, *alt = w->h1;
+    VX_TRY(stage(f, &f->down, w, B, L, w->cat, &h, &alt, 1, w->skip, nthreads, dbg, tag, "down0", "downsample", err));
+    for (int64_t m = 0; m < d->n_mid; m++) {
+        char sn[32];
+        snprintf(sn, sizeof sn, "mid%lld", (long long)m);
+        /* resblock needs out ≠ in: run into alt, then swap */
+        float *in = h;
+        h = alt;
+        alt = in;
+        VX_TRY(stage(f, &f->mid[m], w, B, L, in, &h, &alt, 0, NULL, nthreads, dbg, tag, sn, NULL, err));
+    }
+    /* up: concat(h, skip) along channels   [B][L][2C] */
+    for (int64_t i = 0; i < B * L; i++) {
+        memcpy(w->cat + i * 2 * C, h + i * C, (size_t)C * sizeof(float));
+        memcpy(w->cat + i * 2 * C + C, w->skip + i * C, (size_t)C * sizeof(float));
+    }
+    VX_TRY(stage(f, &f->up_stage, w, B, L, w->cat, &h, &alt, 1, NULL, nthreads, dbg, tag, "up0", "upsample", err));
+    /* final block + 1×1 projection to n_mels */
+    vx_conv1d_tm(w->tmp, h, B, L, C, 3, 1, 2, 0, &f->final_block.conv.w, f->final_block.conv.b, w->col, nthreads);
+    vx_layernorm(w->a, w->tmp, f->final_block.ln.w, f->final_block.ln.b, B * L, C, 1e-5f);
+    vx_mish(w->a, B * L * C);
+    if (dbg) VX_TRY(cap(dbg, tag, "final_block", w->a, L, C, 1, err));
+    vx_linear(v, w->a, B * L, &f->final_proj.w, f->final_proj.b, nthreads);
+    return VOCIS_OK;
+}
+
+vocis_status vx_s3gen_flow_bench_step(const vx_s3gen_flow *f, int64_t L, int reps, int nthreads, double *sec_per_step,
+                                      vx_err *err) {
+    const int64_t M = f->d.n_mels, n = CFM_B * L * M;
+    if (L < 1 || reps < 1) return vx_fail(err, VOCIS_E_ARG, "s3gen bench: length and repetitions must be positive");
+    cfm_ws *w = NULL;
+    VX_TRY(cfm_ws_new(f, L, &w, err));
+    float *buf = vx_calloc(err, (size_t)(4 * n + CFM_B * M), sizeof(float), "bench inputs");
+    if (!buf) {
+        cfm_ws_free(w);
+        return err->code;
+    }
+    uint32_t s = 12345u;
+    for (int64_t i = 0; i < 4 * n + CFM_B * M; i++) {
+        s = s * 1664525u + 1013904223u;
+        buf[i] = (float)((s >> 8) & 0xFFFF) / 32768.0f - 1.0f;
+    }
+    float *x = buf, *mu = buf + n, *cond = buf + 2 * n, *v = buf + 3 * n, *spk = buf + 4 * n;
+    struct timespec t0, t1;
+    vocis_status st = VOCIS_OK;
+    /* one warm-up evaluation, then the timed ones */
+    st = cfm_estimator_forward(f, w, CFM_B, L, x, mu, spk, cond, 0.5f, v, nthreads, NULL, NULL, err);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int r = 0; r < reps && st == VOCIS_OK; r++)
+        st = cfm_estimator_forward(f, w, CFM_B, L, x, mu, spk, cond, 0.5f, v, nthreads, NULL, NULL, err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *sec_per_step = ((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec)) / reps;
+    free(buf);
+    cfm_ws_free(w);
+    return st;
+}
