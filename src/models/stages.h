@@ -38,4 +38,12 @@ vocis_status vx_stage_hift(const vx_stage_args *a, vx_err *err);
  * spks, encoder_out, mu, cond, solve_euler_out, mel_out, est_dxdt_step0/last, est_step0_* */
 vocis_status vx_stage_s3gen_flow(const vx_stage_args *a, vx_err *err);
 
+/* VibeVoice */
+/* vv-processor: --script FILE --voice FILE [--voice FILE ...]; no --in ->
+ * input_ids, attention_mask, speech_input_mask, speech_tensors, speech_masks */
+vocis_status vx_stage_vv_processor(const vx_stage_args *a, vx_err *err);
+
+/* VibeVoice */
+vocis_status vx_stage_qwen2_prefill(const vx_stage_args *a, vx_err *err);
+
 #endif

@@ -1,0 +1,1 @@
+vocis_script_test(golden_qwen2 golden/qwen2.sh)
