@@ -1,6 +1,77 @@
+/* `vocis tokens`: Chatterbox T3 text -> speech tokens, printed on one line. */
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+
 #include "cli/cli.h"
+#include "vocis.h"
+
+static int print_progress(void *user, int step, int32_t token) {
+    (void)token;
+    if (*(int *)user && (step + 1) % 25 == 0) fprintf(stderr, "\rvocis tokens: %d tokens", step + 1);
+    return 0;
+}
 
 int cmd_tokens(int argc, char **argv) {
-    (void)argc;
-    return cli_error(argv[0], "not implemented yet");
+    const char *model = NULL, *text = NULL, *cond = NULL;
+    vocis_t3_options o;
+    vocis_t3_options_default(&o);
+    uint64_t seed = UINT64_MAX; /* unset */
+    int threads = 0, quiet = 0;
+    float exaggeration = NAN;
+    const cli_opt opts[] = {
+        {"--model", CLI_STR, &model, "model folder (required)", 0, -1},
+        {"--text", CLI_STR, &text, "text to speak (required)", 0, -1},
+        {"--t3-cond", CLI_STR, &cond, "conditioning .safetensors (speaker_emb, cond_prompt_speech_tokens, "
+                                      "emotion_adv) or a conds.pt; default: DIR/conds.pt", 0, -1},
+        {"--seed", CLI_U64, &seed, "reproduce torch.manual_seed(N) sampling (default: random)", 0, -1},
+        {"--greedy", CLI_FLAG, &o.greedy, "argmax instead of sampling", 0, -1},
+        {"--temperature", CLI_FLOAT, &o.temperature, "sampling temperature (0.8)", 1e-6, 100},
+        {"--cfg-weight", CLI_FLOAT, &o.cfg_weight, "classifier-free guidance weight (0.5; 0 = off)", 0, 100},
+        {"--exaggeration", CLI_FLOAT, &exaggeration, "emotion exaggeration (default: the voice's, 0.5)", -100, 100},
+        {"--min-p", CLI_FLOAT, &o.min_p, "min-p filter (0.05; 0 = off)", 0, 1},
+        {"--top-p", CLI_FLOAT, &o.top_p, "top-p filter (1.0 = off)", 0, 1},
+        {"--repetition-penalty", CLI_FLOAT, &o.repetition_penalty, "repetition penalty (1.2)", 1e-3, 100},
+        {"--max-tokens", CLI_INT, &o.max_new_tokens, "maximum new speech tokens (1000)", 1, 100000},
+        {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
+        {"--quiet|-q", CLI_FLAG, &quiet, "no progress on stderr", 0, -1},
+    };
+    int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
+                      "usage: vocis tokens --model DIR --text TEXT [options]\n\n"
+                      "Runs Chatterbox's T3 and prints the speech tokens exactly as upstream T3.inference\n"
+                      "returns them (including the final stop token 6562 when it was drawn), space-separated.");
+    if (r) return r == 1 ? 0 : 2;
+    if (!model) return cli_error("tokens", "--model DIR is required"), 2;
+    if (!text) return cli_error("tokens", "--text TEXT is required"), 2;
+    if (seed != UINT64_MAX && seed > (uint64_t)INT64_MAX) return cli_error("tokens", "--seed must be below 2^63"), 2;
+    o.seed = seed == UINT64_MAX ? -1 : (int64_t)seed;
+    o.exaggeration = exaggeration;
+    int show = !quiet;
+    o.on_token = print_progress;
+    o.user = &show;
+
+    vocis_open_options oo = {threads, NULL};
+    vocis_model *m;
+    if (vocis_model_open(model, &oo, &m) != VOCIS_OK) {
+        cli_error("tokens", "%s", vocis_errmsg(m));
+        vocis_model_close(m);
+        return 1;
+    }
+    vocis_voice *v = NULL;
+    int rc = 0;
+    int32_t *toks = NULL;
+    size_t n = 0;
+    if (vocis_voice_load(m, cond, &v) != VOCIS_OK || vocis_t3_generate(m, v, text, &o, &toks, &n) != VOCIS_OK) {
+        if (show) fputc('\n', stderr);
+        rc = cli_error("tokens", "%s", vocis_errmsg(m));
+    } else {
+        if (show && n >= 25) fputc('\n', stderr);
+        for (size_t i = 0; i < n; i++) printf(i ? " %d" : "%d", toks[i]);
+        printf("\n");
+    }
+    vocis_free(toks);
+    vocis_voice_free(v);
+    vocis_model_close(m);
+    return rc;
 }
