@@ -165,6 +165,9 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
     vx_err_clear(&m->err);
     if (!m->has_t3) return vx_fail(&m->err, VOCIS_E_UNSUPPORTED, "this model has no T3 stage");
     if (!text) return vx_fail(&m->err, VOCIS_E_ARG, "no text given");
+    const char *c0 = text;
+    while (*c0 == ' ' || *c0 == '\t' || *c0 == '\n' || *c0 == '\r' || *c0 == '\v' || *c0 == '\f') c0++;
+    if (!*c0) return vx_fail(&m->err, VOCIS_E_ARG, "text is empty");
     vocis_t3_options o;
     if (opts) o = *opts;
     else vocis_t3_options_default(&o);
