@@ -315,7 +315,7 @@ static void leaky_relu(float *x, int64_t n, float slope, int nthreads) {
     for (int64_t i = 0; i < n; i++) x[i] = x[i] >= 0.0f ? x[i] : x[i] * slope;
 }
 
-/* sin(x) for |x| < ~1e6, vectorisable (no libm call, no branches): x = q·π + r, |r| ≤ π/2,
+/* sin(x) for |x| < ~1e6 (bounded garbage beyond), vectorisable (no libm call, no branches): x = q·π + r, |r| ≤ π/2,
  * Cody–Waite reduction with a 3-part π, odd Taylor polynomial to r¹⁵ (error < 1 ulp of the result
  * on |r| ≤ π/2 before rounding), sign (−1)^q. Max error ≈ 2 ulp for the magnitudes Snake sees. */
 #pragma omp declare simd notinbranch
@@ -323,6 +323,7 @@ static inline float fast_sinf(float x) {
     const float inv_pi = 0.318309886183790671538f;
     const float shifter = 12582912.0f; /* 1.5·2^23: adding it rounds to an integer */
     float q = (x * inv_pi + shifter) - shifter;
+    q = q > 4194304.0f ? 4194304.0f : (q < -4194304.0f ? -4194304.0f : q); /* keep the int conversion defined */
     float r = x - q * 3.140625f;
     r = r - q * 9.67502593994140625e-4f;
     r = r - q * 1.509957990978376432e-7f;
