@@ -19,6 +19,8 @@ static const stage stages[] = {
      "T3 conditioning: speaker_emb, cond_prompt_speech_tokens, emotion_adv -> cond_emb"},
     {"t3-prefill", vx_stage_t3_prefill, 1,
      "T3 backbone over inputs_embeds -> hidden_after_layerN, final_norm_hidden, logits_last"},
+    {"conds-pt", vx_stage_conds_pt, 0,
+     "DIR/conds.pt as t3.* / gen.* tensors; with --in builtin_text_tokens also builtin_prefill_logits_last"},
     {"qwen2-prefill", vx_stage_qwen2_prefill, 1,
      "VibeVoice Qwen2 LM over inputs_embeds -> layerN_out, last_hidden_state, logits, kv_layerN_key/value"},
     {"s3gen-flow", vx_stage_s3gen_flow, 1,

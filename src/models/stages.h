@@ -33,6 +33,7 @@ vocis_status vx_stage_out_i64(const vx_stage_args *a, const char *name, int ndim
 /* Chatterbox */
 vocis_status vx_stage_t3_cond(const vx_stage_args *a, vx_err *err);
 vocis_status vx_stage_t3_prefill(const vx_stage_args *a, vx_err *err);
+vocis_status vx_stage_conds_pt(const vx_stage_args *a, vx_err *err);
 vocis_status vx_stage_hift(const vx_stage_args *a, vx_err *err);
 /* s3gen-flow: speech_tokens, prompt_token, prompt_feat, embedding, z_noise (optional) [--steps N] ->
  * spks, encoder_out, mu, cond, solve_euler_out, mel_out, est_dxdt_step0/last, est_step0_* */

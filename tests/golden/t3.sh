@@ -28,3 +28,12 @@ got=$("$VOCIS" tokens --model "$M" --t3-cond "$G/06_t3_cond.safetensors" --text 
 expect_tokens sampled "$G/08_t3_sampled.safetensors" "$got"
 got=$("$VOCIS" tokens --model "$M" --t3-cond "$G/06_t3_cond.safetensors" --text "$TEXT" --greedy --exaggeration 0.5 --threads 1)
 expect_tokens greedy "$G/09_t3_greedy.safetensors" "$got"
+
+# Built-in voice: conds.pt contents and a prefill with them (13_conds_pt).
+"$VOCIS" debug conds-pt --model "$M" --in "$G/13_conds_pt.safetensors" --out "$SCRATCH/conds.safetensors"
+"$CMP" "$G/13_conds_pt.safetensors" "$SCRATCH/conds.safetensors" \
+    t3.speaker_emb:0 t3.cond_prompt_speech_tokens:exact t3.emotion_adv:0 gen.prompt_token:exact \
+    gen.prompt_token_len:exact gen.prompt_feat:0 gen.embedding:0 builtin_prefill_logits_last:1e-4
+# Without --t3-cond the model folder's conds.pt is the voice.
+"$VOCIS" tokens --model "$M" --text "Built-in voice check." --seed 0 --max-tokens 5 -q >"$SCRATCH/builtin.txt"
+[ "$(wc -w <"$SCRATCH/builtin.txt")" -ge 1 ]

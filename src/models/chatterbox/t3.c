@@ -237,8 +237,33 @@ int vx_t3_clean_tokens(const vx_t3 *t3, int32_t *tokens, int n) {
     return m;
 }
 
+vocis_status vx_t3_prefill_embeds(const vx_t3 *t3, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
+                                  int nseq, float *x, int nthreads, vx_err *err) {
+    const int D = t3->dim, lc = vx_t3_cond_len(t3, c);
+    const int64_t L0 = lc + n_text + 2;
+    int len_cond;
+    /* row 0: [cond][text + pos][bos + pos0][bos + pos0]; row 1 the same with text embeddings zeroed */
+    VX_TRY(vx_t3_cond_encode(t3, c, x, &len_cond, NULL, NULL, nthreads, err));
+    for (int i = 0; i < n_text; i++) {
+        float *r = x + (size_t)(lc + i) * D;
+        vx_t3_embed(&t3->text_emb, text_ids[i], r, 0);
+        vx_t3_embed(&t3->text_pos, i, r, 1);
+    }
+    for (int b = 0; b < 2; b++) {
+        float *r = x + (size_t)(lc + n_text + b) * D;
+        vx_t3_embed(&t3->speech_emb, t3->cfg.start_speech_token, r, 0);
+        vx_t3_embed(&t3->speech_pos, 0, r, 1);
+    }
+    if (nseq == 2) {
+        float *u = x + (size_t)L0 * D;
+        memcpy(u, x, sizeof(float) * (size_t)L0 * D);
+        for (int i = 0; i < n_text; i++) vx_t3_embed(&t3->text_pos, i, u + (size_t)(lc + i) * D, 0);
+    }
+    return VOCIS_OK;
+}
+
 /* logits[r][V] = speech_head(final_norm(x[r])) for the last row of each sequence. */
-static vocis_status head_logits(const vx_t3 *t3, const float *x, int nseq, int64_t n, float *logits, int nthreads,
+vocis_status vx_t3_head_logits(const vx_t3 *t3, const float *x, int nseq, int64_t n, float *logits, int nthreads,
                                 vx_err *err) {
     const int D = t3->dim;
     float *h = vx_malloc(err, sizeof(float) * (size_t)nseq * D, "hidden");
@@ -284,27 +309,10 @@ vocis_status vx_t3_generate(const vx_t3 *t3, const vx_t3_cond *c, const int32_t 
         st = VOCIS_E_NOMEM;
         goto done;
     }
-    /* row 0: [cond][text + pos][bos + pos0][bos + pos0]; row 1 the same with text embeddings zeroed */
-    int len_cond;
-    if ((st = vx_t3_cond_encode(t3, c, x, &len_cond, NULL, NULL, nthreads, err))) goto done;
-    for (int i = 0; i < n_text; i++) {
-        float *r = x + (size_t)(lc + i) * D;
-        vx_t3_embed(&t3->text_emb, text_ids[i], r, 0);
-        vx_t3_embed(&t3->text_pos, i, r, 1);
-    }
-    for (int b = 0; b < 2; b++) {
-        float *r = x + (size_t)(lc + n_text + b) * D;
-        vx_t3_embed(&t3->speech_emb, t3->cfg.start_speech_token, r, 0);
-        vx_t3_embed(&t3->speech_pos, 0, r, 1);
-    }
-    if (nseq == 2) {
-        float *u = x + (size_t)L0 * D;
-        memcpy(u, x, sizeof(float) * (size_t)L0 * D);
-        for (int i = 0; i < n_text; i++) vx_t3_embed(&t3->text_pos, i, u + (size_t)(lc + i) * D, 0);
-    }
+    if ((st = vx_t3_prefill_embeds(t3, c, text_ids, n_text, nseq, x, nthreads, err))) goto done;
     if ((st = vx_kv_init(&kv, &t3->tf, nseq, L0 + max_new, err))) goto done;
     if ((st = vx_tf_forward(&t3->tf, &kv, NULL, nseq, L0, x, nthreads, NULL, NULL, err))) goto done;
-    if ((st = head_logits(t3, x, nseq, L0, logits, nthreads, err))) goto done;
+    if ((st = vx_t3_head_logits(t3, x, nseq, L0, logits, nthreads, err))) goto done;
 
     float *l = logits + (size_t)nseq * V, *q = l + V;
     size_t nhist = 0;
@@ -337,7 +345,7 @@ vocis_status vx_t3_generate(const vx_t3 *t3, const vx_t3_cond *c, const int32_t 
         vx_t3_embed(&t3->speech_pos, i + 1, e, 1);
         if (nseq == 2) memcpy(e + D, e, sizeof(float) * D);
         if ((st = vx_tf_forward(&t3->tf, &kv, NULL, nseq, 1, e, nthreads, NULL, NULL, err))) goto done;
-        if ((st = head_logits(t3, e, nseq, 1, logits, nthreads, err))) goto done;
+        if ((st = vx_t3_head_logits(t3, e, nseq, 1, logits, nthreads, err))) goto done;
     }
     *tokens = out;
     *n_tokens = n;

@@ -59,6 +59,14 @@ typedef struct vx_t3_sampling {
     void *user;
 } vx_t3_sampling;
 
+/* The prefill input [nseq][cond + n_text + 2][D] (§8.4): conditioning, text
+ * with positions (row 1: text embeddings zeroed), BOS twice at speech position 0. */
+vocis_status vx_t3_prefill_embeds(const vx_t3 *t3, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
+                                  int nseq, float *x, int nthreads, vx_err *err);
+/* logits[s][V] = speech_head(final_norm(last row of sequence s)), x: [nseq][n][D]. */
+vocis_status vx_t3_head_logits(const vx_t3 *t3, const float *x, int nseq, int64_t n, float *logits, int nthreads,
+                               vx_err *err);
+
 /* Full T3.inference: text_ids are the text tokens WITH start/stop. Writes
  * the sampled tokens (incl. a final stop token when drawn) to a malloc'd
  * array. rng: the torch-compatible stream (not used when greedy). */

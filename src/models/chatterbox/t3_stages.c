@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/chatterbox/conds.h"
 #include "models/chatterbox/t3.h"
 #include "models/stages.h"
 
@@ -103,5 +104,75 @@ done:
     free(d.layers), free(x), free(logits), free(h);
     vx_kv_free(&kv);
     vx_t3_free(&t3);
+    return st;
+}
+
+/* conds-pt: the model folder's conds.pt as golden-named tensors (13_conds_pt),
+ * plus the T3 prefill logits for `builtin_text_tokens` when --in has them. */
+vocis_status vx_stage_conds_pt(const vx_stage_args *a, vx_err *err) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/conds.pt", a->model_dir);
+    vx_cb_conds c;
+    VX_TRY(vx_cb_conds_load_pt(path, &c, err));
+    vocis_status st = VOCIS_OK;
+#define OUT_F(name, f) if (!st) st = vx_stage_out_f32(a, name, (f).ndim, (f).shape, (f).data, err)
+#define OUT_I(name, f) if (!st) st = vx_stage_out_i64(a, name, (f).ndim, (f).shape, (f).data, err)
+    OUT_F("t3.speaker_emb", c.speaker_emb);
+    OUT_I("t3.cond_prompt_speech_tokens", c.cond_prompt_speech_tokens);
+    OUT_F("t3.emotion_adv", c.emotion_adv);
+    if (c.has_gen) {
+        OUT_I("gen.prompt_token", c.prompt_token);
+        if (!st) st = vx_stage_out_i64(a, "gen.prompt_token_len", VX_DIMS(1), &c.prompt_token_len, err);
+        OUT_F("gen.prompt_feat", c.prompt_feat);
+        OUT_F("gen.embedding", c.embedding);
+    }
+#undef OUT_F
+#undef OUT_I
+    if (st || !a->in || !vx_st_find(a->in, "builtin_text_tokens")) {
+        vx_cb_conds_free(&c);
+        return st;
+    }
+    vx_t3 t3;
+    int64_t *ids64 = NULL;
+    int32_t *ids = NULL;
+    float *x = NULL, *logits = NULL;
+    vx_kv_cache kv = {0};
+    vx_tensor t;
+    if ((st = load_t3(a, &t3, err))) goto out;
+    if ((st = vx_stage_in_i64(a, "builtin_text_tokens", VX_DIMS(-1, -1), &ids64, &t, err))) goto done;
+    const int B = (int)t.shape[0], N = (int)t.shape[1];
+    if (B < 1 || B > 2 || N < 1) {
+        st = vx_fail(err, VOCIS_E_SHAPE, "builtin_text_tokens: expected [1 or 2, N]");
+        goto done;
+    }
+    vx_t3_cond tc = {c.speaker_emb.data, c.cond_prompt_speech_tokens.data, (int)c.cond_prompt_speech_tokens.n,
+                     c.emotion_adv.data[0]};
+    const int64_t L0 = vx_t3_cond_len(&t3, &tc) + N + 2, D = t3.dim, V = t3.speech_head.rows;
+    ids = malloc(sizeof(int32_t) * (size_t)N);
+    x = malloc(sizeof(float) * (size_t)(B * L0 * D));
+    logits = malloc(sizeof(float) * (size_t)(B * V));
+    if (!ids || !x || !logits) {
+        st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < N; i++) {
+        if (ids64[i] < 0 || ids64[i] >= t3.text_emb.rows) {
+            st = vx_fail(err, VOCIS_E_ARG, "builtin_text_tokens[%d] = %lld is outside the text vocabulary", i,
+                         (long long)ids64[i]);
+            goto done;
+        }
+        ids[i] = (int32_t)ids64[i];
+    }
+    if ((st = vx_t3_prefill_embeds(&t3, &tc, ids, N, B, x, a->nthreads, err))) goto done;
+    if ((st = vx_kv_init(&kv, &t3.tf, B, 0, err))) goto done;
+    if ((st = vx_tf_forward(&t3.tf, &kv, NULL, B, L0, x, a->nthreads, NULL, NULL, err))) goto done;
+    if ((st = vx_t3_head_logits(&t3, x, B, L0, logits, a->nthreads, err))) goto done;
+    st = vx_stage_out_f32(a, "builtin_prefill_logits_last", VX_DIMS(B, V), logits, err);
+done:
+    vx_kv_free(&kv);
+    free(ids64), free(ids), free(x), free(logits);
+    vx_t3_free(&t3);
+out:
+    vx_cb_conds_free(&c);
     return st;
 }
