@@ -1,0 +1,297 @@
+#include "io/audio.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sndfile.h>
+#include <soxr.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- reading ------------------------------------------------------------ */
+
+/* Reads every frame of an open file, averaging channels in float32 the way
+ * numpy's mean over the channel axis does (sequential sum, then / C). */
+static vocis_status read_mono(SNDFILE *sf, const char *path, int channels, float **out, int64_t *n, vx_err *err) {
+    enum { CHUNK = 16384 };
+    float *buf = vx_malloc(err, (size_t)CHUNK * (size_t)channels * sizeof(float), "audio read buffer");
+    if (!buf) return VOCIS_E_NOMEM;
+    size_t cap = 0, len = 0;
+    float *mono = NULL;
+    for (;;) {
+        sf_count_t got = sf_readf_float(sf, buf, CHUNK);
+        if (got <= 0) break;
+        if (len + (size_t)got > cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            while (ncap < len + (size_t)got)
+                ncap *= 2;
+            float *p = realloc(mono, ncap * sizeof(float));
+            if (!p) {
+                free(buf);
+                free(mono);
+                return vx_fail(err, VOCIS_E_NOMEM, "%s: out of memory reading %zu samples", path, ncap);
+            }
+            mono = p;
+            cap = ncap;
+        }
+        if (channels == 1) {
+            memcpy(mono + len, buf, (size_t)got * sizeof(float));
+        } else {
+            for (sf_count_t i = 0; i < got; i++) {
+                const float *fr = buf + (size_t)i * (size_t)channels;
+                float s = fr[0];
+                for (int c = 1; c < channels; c++)
+                    s += fr[c];
+                mono[len + (size_t)i] = s / (float)channels;
+            }
+        }
+        len += (size_t)got;
+    }
+    free(buf);
+    int e = sf_error(sf);
+    if (e != SF_ERR_NO_ERROR) {
+        free(mono);
+        return vx_fail(err, VOCIS_E_FORMAT, "%s: cannot decode audio: %s", path, sf_strerror(sf));
+    }
+    if (len == 0) {
+        free(mono);
+        return vx_fail(err, VOCIS_E_FORMAT, "%s: the file contains no audio samples", path);
+    }
+    *out = mono;
+    *n = (int64_t)len;
+    return VOCIS_OK;
+}
+
+vocis_status vx_audio_read_sr(const char *path, int target_sr, float **samples, int64_t *n, int *sr, vx_err *err) {
+    *samples = NULL;
+    *n = 0;
+    struct stat st;
+    if (stat(path, &st) != 0) return vx_fail(err, VOCIS_E_IO, "%s: cannot open audio file: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode)) return vx_fail(err, VOCIS_E_IO, "%s: not a regular file", path);
+    if (st.st_size == 0) return vx_fail(err, VOCIS_E_FORMAT, "%s: the file is empty", path);
+
+    SF_INFO info;
+    memset(&info, 0, sizeof info);
+    SNDFILE *sf = sf_open(path, SFM_READ, &info);
+    if (!sf) {
+        int code = sf_error(NULL);
+        const char *why = sf_strerror(NULL);
+        if (code == SF_ERR_SYSTEM) return vx_fail(err, VOCIS_E_IO, "%s: cannot open audio file: %s", path, why);
+        return vx_fail(err, VOCIS_E_FORMAT, "%s: not a readable audio file: %s", path, why);
+    }
+    if (info.channels < 1 || info.channels > 1024 || info.samplerate < 1) {
+        sf_close(sf);
+        return vx_fail(err, VOCIS_E_FORMAT, "%s: implausible audio header (%d channels, %d Hz)", path, info.channels,
+                       info.samplerate);
+    }
+    float *mono = NULL;
+    int64_t len = 0;
+    vocis_status stt = read_mono(sf, path, info.channels, &mono, &len, err);
+    sf_close(sf);
+    if (stt != VOCIS_OK) return stt;
+
+    if (target_sr > 0 && target_sr != info.samplerate) {
+        float *res;
+        int64_t m;
+        stt = vx_audio_resample(mono, len, info.samplerate, target_sr, &res, &m, err);
+        free(mono);
+        if (stt != VOCIS_OK) return vx_errctx(err, "%s", path);
+        mono = res;
+        len = m;
+    }
+    *samples = mono;
+    *n = len;
+    if (sr) *sr = target_sr > 0 ? target_sr : info.samplerate;
+    return VOCIS_OK;
+}
+
+vocis_status vx_audio_read(const char *path, int target_sr, float **samples, int64_t *n, vx_err *err) {
+    return vx_audio_read_sr(path, target_sr, samples, n, NULL, err);
+}
+
+/* ---- resampling ----------------------------------------------------------- */
+
+vocis_status vx_audio_resample(const float *x, int64_t n, int sr_in, int sr_out, float **y, int64_t *m, vx_err *err) {
+    *y = NULL;
+    *m = 0;
+    if (sr_in <= 0 || sr_out <= 0)
+        return vx_fail(err, VOCIS_E_ARG, "resample: invalid sample rates %d -> %d", sr_in, sr_out);
+    if (n < 0) return vx_fail(err, VOCIS_E_ARG, "resample: negative length");
+    /* librosa: n_out = int(ceil(n * (target / orig))) in float64. */
+    double want_d = ceil((double)n * ((double)sr_out / (double)sr_in));
+    if (want_d > 4e12) return vx_fail(err, VOCIS_E_ARG, "resample: output of %.0f samples is too long", want_d);
+    size_t want = (size_t)want_d;
+    if (sr_in == sr_out) {
+        float *c = vx_malloc(err, (size_t)n * sizeof(float), "resampled audio");
+        if (!c) return VOCIS_E_NOMEM;
+        if (n) memcpy(c, x, (size_t)n * sizeof(float));
+        *y = c;
+        *m = n;
+        return VOCIS_OK;
+    }
+
+    /* python-soxr's resample(): float32 in/out, HQ, default runtime spec,
+     * input fed in chunks of 48000 * in / out frames, then one flush, into an
+     * output buffer of int(n * out / in) + 1 frames. */
+    double in_rate = sr_in, out_rate = sr_out;
+    size_t olen = (size_t)((double)n * out_rate / in_rate) + 1;
+    size_t chunk = (size_t)(48000.0 * in_rate / out_rate);
+    if (chunk < 1) chunk = 1;
+    size_t alloc = olen > want ? olen : want;
+    float *out = calloc(alloc ? alloc : 1, sizeof(float));
+    if (!out) return vx_fail(err, VOCIS_E_NOMEM, "resample: out of memory for %zu samples", alloc);
+
+    soxr_error_t e = NULL;
+    soxr_io_spec_t io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I);
+    soxr_quality_spec_t q = soxr_quality_spec(SOXR_HQ, 0);
+    soxr_t s = soxr_create(in_rate, out_rate, 1, &e, &io, &q, NULL);
+    if (!s || e) {
+        free(out);
+        if (s) soxr_delete(s);
+        return vx_fail(err, VOCIS_E_INTERNAL, "resample %d -> %d Hz: soxr_create failed: %s", sr_in, sr_out,
+                       e ? e : "unknown error");
+    }
+    size_t pos = 0, done = 0;
+    for (size_t i = 0; i < (size_t)n && !e; i += chunk) {
+        size_t len = (size_t)n - i < chunk ? (size_t)n - i : chunk;
+        done = 0;
+        e = soxr_process(s, x + i, len, NULL, out + pos, olen - pos, &done);
+        pos += done;
+    }
+    if (!e) {
+        done = 0;
+        e = soxr_process(s, NULL, 0, NULL, out + pos, olen - pos, &done);
+        pos += done;
+    }
+    soxr_delete(s);
+    if (e) {
+        free(out);
+        return vx_fail(err, VOCIS_E_INTERNAL, "resample %d -> %d Hz: %s", sr_in, sr_out, e);
+    }
+    /* librosa's fix_length: zero-pad or cut to the expected length. */
+    for (size_t i = pos; i < want; i++)
+        out[i] = 0.0f;
+    *y = out;
+    *m = (int64_t)want;
+    return VOCIS_OK;
+}
+
+/* ---- writing -------------------------------------------------------------- */
+
+int vx_audio_fmt_parse(const char *name, vx_audio_fmt *out) {
+    if (!name) return -1;
+    if (!strcmp(name, "wav16") || !strcmp(name, "wav"))
+        *out = VX_AUDIO_WAV16;
+    else if (!strcmp(name, "f32"))
+        *out = VX_AUDIO_F32;
+    else if (!strcmp(name, "flac"))
+        *out = VX_AUDIO_FLAC;
+    else if (!strcmp(name, "ogg"))
+        *out = VX_AUDIO_OGG;
+    else
+        return -1;
+    return 0;
+}
+
+const char *vx_audio_fmt_name(vx_audio_fmt fmt) {
+    switch (fmt) {
+    case VX_AUDIO_WAV16:
+        return "wav16";
+    case VX_AUDIO_F32:
+        return "f32";
+    case VX_AUDIO_FLAC:
+        return "flac";
+    case VX_AUDIO_OGG:
+        return "ogg";
+    }
+    return "?";
+}
+
+/* Writes all samples; integer and lossy formats get NaN -> 0 and [-1, 1] clipping. */
+static vocis_status write_samples(SNDFILE *sf, const char *where, int clip, const float *x, int64_t n, vx_err *err) {
+    enum { CHUNK = 8192 };
+    float buf[CHUNK];
+    for (int64_t i = 0; i < n; i += CHUNK) {
+        int64_t len = n - i < CHUNK ? n - i : CHUNK;
+        const float *src = x + i;
+        if (clip) {
+            for (int64_t j = 0; j < len; j++) {
+                float v = x[i + j];
+                buf[j] = v != v ? 0.0f : v > 1.0f ? 1.0f : v < -1.0f ? -1.0f : v;
+            }
+            src = buf;
+        }
+        sf_count_t w = sf_writef_float(sf, src, len);
+        if (w != len)
+            return vx_fail(err, VOCIS_E_IO, "%s: write failed: %s", where,
+                           sf_error(sf) ? sf_strerror(sf) : strerror(errno));
+    }
+    return VOCIS_OK;
+}
+
+vocis_status vx_audio_write(const char *path, vx_audio_fmt fmt, int sr, const float *x, int64_t n, vx_err *err) {
+    if (sr <= 0) return vx_fail(err, VOCIS_E_ARG, "%s: invalid sample rate %d", path, sr);
+    if (n < 0 || (n > 0 && !x)) return vx_fail(err, VOCIS_E_ARG, "%s: invalid sample buffer", path);
+    int to_stdout = strcmp(path, "-") == 0;
+    SF_INFO info;
+    memset(&info, 0, sizeof info);
+    info.samplerate = sr;
+    info.channels = 1;
+    switch (fmt) {
+    case VX_AUDIO_WAV16:
+        info.format = to_stdout ? SF_FORMAT_RAW | SF_FORMAT_PCM_16 : SF_FORMAT_WAV | SF_FORMAT_PCM_16;
+        break;
+    case VX_AUDIO_F32:
+        info.format = to_stdout ? SF_FORMAT_RAW | SF_FORMAT_FLOAT : SF_FORMAT_WAV | SF_FORMAT_FLOAT;
+        break;
+    case VX_AUDIO_FLAC:
+        info.format = SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
+        break;
+    case VX_AUDIO_OGG:
+        info.format = SF_FORMAT_OGG | SF_FORMAT_VORBIS;
+        break;
+    default:
+        return vx_fail(err, VOCIS_E_ARG, "%s: unknown audio format %d", path, (int)fmt);
+    }
+    if (to_stdout && (fmt == VX_AUDIO_FLAC || fmt == VX_AUDIO_OGG))
+        return vx_fail(err, VOCIS_E_ARG, "-: only raw PCM (wav16 -> s16le, f32 -> f32le) can be written to stdout");
+    if (to_stdout) info.format |= SF_ENDIAN_LITTLE;
+    if (!sf_format_check(&info))
+        return vx_fail(err, VOCIS_E_UNSUPPORTED, "%s: this libsndfile cannot write %s at %d Hz", path,
+                       vx_audio_fmt_name(fmt), sr);
+    int clip = fmt != VX_AUDIO_F32;
+
+    if (to_stdout) {
+        fflush(stdout);
+        SNDFILE *sf = sf_open_fd(fileno(stdout), SFM_WRITE, &info, SF_FALSE);
+        if (!sf) return vx_fail(err, VOCIS_E_IO, "-: cannot write to stdout: %s", sf_strerror(NULL));
+        vocis_status st = write_samples(sf, "stdout", clip, x, n, err);
+        int ce = sf_close(sf);
+        if (st == VOCIS_OK && ce) return vx_fail(err, VOCIS_E_IO, "-: cannot write to stdout: %s", sf_error_number(ce));
+        return st;
+    }
+
+    size_t plen = strlen(path);
+    char *tmp = vx_malloc(err, plen + 5, "path");
+    if (!tmp) return VOCIS_E_NOMEM;
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp", 5);
+    SNDFILE *sf = sf_open(tmp, SFM_WRITE, &info);
+    if (!sf) {
+        vocis_status st = vx_fail(err, VOCIS_E_IO, "%s: cannot create file: %s", path, sf_strerror(NULL));
+        unlink(tmp);
+        free(tmp);
+        return st;
+    }
+    if (clip) sf_command(sf, SFC_SET_CLIPPING, NULL, SF_TRUE);
+    vocis_status st = write_samples(sf, path, clip, x, n, err);
+    int ce = sf_close(sf);
+    if (st == VOCIS_OK && ce) st = vx_fail(err, VOCIS_E_IO, "%s: write failed: %s", path, sf_error_number(ce));
+    if (st == VOCIS_OK && rename(tmp, path) != 0)
+        st = vx_fail(err, VOCIS_E_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
+    if (st != VOCIS_OK) unlink(tmp);
+    free(tmp);
+    return st;
+}

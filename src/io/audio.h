@@ -1,0 +1,47 @@
+/* Audio files: reading any format libsndfile knows (mono float32, resampled
+ * with libsoxr the way librosa.load(path, sr=..., mono=True) does), and
+ * writing WAV / FLAC / Ogg Vorbis files or raw PCM to stdout. */
+#ifndef VX_AUDIO_H
+#define VX_AUDIO_H
+
+#include <stdint.h>
+
+#include "base/err.h"
+
+/* Read an audio file as mono float32 in [-1, 1] (integer PCM scaled like
+ * libsndfile / soundfile: int16 / 32768). Channels are averaged. When
+ * target_sr > 0 and differs from the file's rate, the signal is resampled
+ * with soxr "HQ" (librosa's default res_type soxr_hq) and its length fixed
+ * to ceil(n * target_sr / file_sr) (librosa's fix_length). target_sr <= 0
+ * keeps the file's rate. *samples is malloc'd (free()); *n >= 1.
+ * Errors: missing/unreadable file (VOCIS_E_IO), unknown or corrupt format
+ * or a file without samples (VOCIS_E_FORMAT). */
+vocis_status vx_audio_read(const char *path, int target_sr, float **samples, int64_t *n, vx_err *err);
+
+/* Same, also reporting the rate of the returned samples (*sr may be NULL). */
+vocis_status vx_audio_read_sr(const char *path, int target_sr, float **samples, int64_t *n, int *sr, vx_err *err);
+
+/* Resample mono float32 from sr_in to sr_out as python-soxr's
+ * soxr.resample(x, sr_in, sr_out, 'soxr_hq') followed by librosa's
+ * fix_length to ceil(n * sr_out / sr_in) samples. sr_in == sr_out copies.
+ * *y is malloc'd. */
+vocis_status vx_audio_resample(const float *x, int64_t n, int sr_in, int sr_out, float **y, int64_t *m, vx_err *err);
+
+typedef enum vx_audio_fmt {
+    VX_AUDIO_WAV16 = 0, /* WAV, 16-bit PCM (default) */
+    VX_AUDIO_F32,       /* WAV, 32-bit float */
+    VX_AUDIO_FLAC,      /* FLAC, 16-bit */
+    VX_AUDIO_OGG        /* Ogg Vorbis */
+} vx_audio_fmt;
+
+/* "wav16" | "wav" | "f32" | "flac" | "ogg" -> fmt; 0 on success, -1 if unknown. */
+int vx_audio_fmt_parse(const char *name, vx_audio_fmt *out);
+const char *vx_audio_fmt_name(vx_audio_fmt fmt);
+
+/* Write n mono float samples at rate sr. Integer formats clip to [-1, 1].
+ * The file is written to "path.tmp" and renamed on success, so a failure
+ * leaves no partial file. path "-" writes raw little-endian PCM to stdout:
+ * s16le, or f32le for VX_AUDIO_F32 (FLAC/Ogg are refused for "-"). */
+vocis_status vx_audio_write(const char *path, vx_audio_fmt fmt, int sr, const float *x, int64_t n, vx_err *err);
+
+#endif

@@ -1,0 +1,6 @@
+# VibeVoice: audio I/O, config, processor (unit), and the processor stage
+# against upstream's golden output.
+vocis_unit_test(test_audio ${VOCIS_TEST_SRC}/unit/test_audio.c)
+vocis_unit_test(test_vv_config ${VOCIS_TEST_SRC}/unit/test_vv_config.c)
+vocis_unit_test(test_vv_processor ${VOCIS_TEST_SRC}/unit/test_vv_processor.c)
+vocis_script_test(golden_vv_processor golden/vv_processor.sh)
