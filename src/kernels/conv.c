@@ -111,12 +111,46 @@ static void im2col(float *col, const float *xg, int64_t cig, int64_t lin, int64_
     }
 }
 
+typedef struct conv_tiles {
+    const float *x;
+    float *y;
+    const float *W;
+    const float *bias;
+    const vx_conv1d_params *p;
+    int64_t lin, lout, tile, ntiles;
+    int pointwise;
+} conv_tiles;
+
+/* Work item `it` = (batch, group, output tile): im2col into col, one GEMM, bias. */
+static void conv1d_tile(const conv_tiles *c, int64_t it, float *col, int nthreads) {
+    const vx_conv1d_params *p = c->p;
+    const int64_t G = p->groups, cig = p->cin / G, cog = p->cout / G, rows = cig * p->k;
+    const int64_t b = it / (G * c->ntiles), g = (it / c->ntiles) % G, ti = it % c->ntiles;
+    const int64_t t0 = ti * c->tile, n = c->lout - t0 < c->tile ? c->lout - t0 : c->tile;
+    const float *xg = c->x + (b * p->cin + g * cig) * c->lin;
+    float *yg = c->y + (b * p->cout + g * cog) * c->lout + t0;
+    const float *B_ = xg + t0;
+    int64_t ldb = c->lin;
+    if (!c->pointwise) {
+        im2col(col, xg, cig, c->lin, t0, n, p);
+        B_ = col;
+        ldb = n;
+    }
+    vx_gemm_f32(0, 0, cog, n, rows, 1.0f, c->W + g * cog * rows, rows, B_, ldb, 0.0f, yg, c->lout, nthreads);
+    if (c->bias)
+        for (int64_t o = 0; o < cog; o++) {
+            const float bo = c->bias[g * cog + o];
+            float *yr = yg + o * c->lout;
+            for (int64_t j = 0; j < n; j++) yr[j] += bo;
+        }
+}
+
 void vx_conv1d(float *y, const float *x, int64_t B, int64_t lin, const vx_conv1d_params *p, const vx_mat *w,
                const float *bias, int nthreads) {
     if (nthreads < 1) nthreads = 1;
     const int64_t lout = vx_conv1d_out_len(p, lin);
     if (lout <= 0 || B <= 0) return;
-    const int64_t G = p->groups, cig = p->cin / G, cog = p->cout / G, rows = cig * p->k;
+    const int64_t G = p->groups, cig = p->cin / G, rows = cig * p->k;
 
     if (cig == 1) { /* depthwise-like: GEMM with one input row per group is not worth it */
         conv1d_direct(y, x, B, lin, lout, p, w, bias, nthreads);
@@ -129,47 +163,34 @@ void vx_conv1d(float *y, const float *x, int64_t B, int64_t lin, const vx_conv1d
         return;
     }
     const int pointwise = p->k == 1 && p->stride == 1 && p->pad_left == 0 && p->pad_right == 0;
-    const int64_t tile = pointwise ? lout : clamp_tile(rows, lout);
-    const int64_t ntiles = (lout + tile - 1) / tile;
+    int64_t tile = pointwise ? lout : clamp_tile(rows, lout);
+    int64_t ntiles = (lout + tile - 1) / tile;
+    /* Enough independent tiles: one single-threaded GEMM per tile, tiles in parallel, with the
+     * tile count rounded to a multiple of the thread count for balance. Otherwise tiles in
+     * sequence, each GEMM threaded. */
+    const int outer = nthreads > 1 && B * G * ntiles >= nthreads;
+    if (outer && !pointwise) {
+        ntiles = (ntiles + nthreads - 1) / nthreads * nthreads;
+        tile = (lout + ntiles - 1) / ntiles;
+        ntiles = (lout + tile - 1) / tile;
+    }
     const int64_t items = B * G * ntiles;
-    /* Many independent tiles: one single-threaded GEMM per tile, tiles in parallel.
-     * Few tiles: tiles in sequence, each GEMM threaded. */
-    const int outer = items >= nthreads && nthreads > 1;
-    const int nbuf = outer ? nthreads : 1;
     float *cols = NULL;
     if (!pointwise) {
-        cols = malloc((size_t)nbuf * (size_t)(rows * tile) * sizeof(float));
+        cols = malloc((size_t)(outer ? nthreads : 1) * (size_t)(rows * tile) * sizeof(float));
         if (!cols) {
             free(wown);
             conv1d_direct(y, x, B, lin, lout, p, w, bias, nthreads);
             return;
         }
     }
-#pragma omp parallel for num_threads(outer ? nthreads : 1) schedule(dynamic, 1)
-    for (int64_t it = 0; it < items; it++) {
-        int64_t b = it / (G * ntiles), g = (it / ntiles) % G, ti = it % ntiles;
-        int64_t t0 = ti * tile, n = lout - t0 < tile ? lout - t0 : tile;
-        const float *xg = x + (b * p->cin + g * cig) * lin;
-        float *yg = y + (b * p->cout + g * cog) * lout + t0;
-        const float *B_;
-        int64_t ldb;
-        if (pointwise) {
-            B_ = xg + t0;
-            ldb = lin;
-        } else {
-            float *col = cols + (size_t)(outer ? omp_get_thread_num() : 0) * (size_t)(rows * tile);
-            im2col(col, xg, cig, lin, t0, n, p);
-            B_ = col;
-            ldb = n;
-        }
-        vx_gemm_f32(0, 0, cog, n, rows, 1.0f, W + g * cog * rows, rows, B_, ldb, 0.0f, yg, lout,
-                    outer ? 1 : nthreads);
-        if (bias)
-            for (int64_t o = 0; o < cog; o++) {
-                float bo = bias[g * cog + o];
-                float *yr = yg + o * lout;
-                for (int64_t j = 0; j < n; j++) yr[j] += bo;
-            }
+    conv_tiles ct = {x, y, W, bias, p, lin, lout, tile, ntiles, pointwise};
+    if (outer) {
+#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
+        for (int64_t it = 0; it < items; it++)
+            conv1d_tile(&ct, it, cols + (size_t)omp_get_thread_num() * (size_t)(rows * tile), 1);
+    } else {
+        for (int64_t it = 0; it < items; it++) conv1d_tile(&ct, it, cols, nthreads);
     }
     free(cols);
     free(wown);
