@@ -1,6 +1,75 @@
+/* vocis tokenize: the T3 text token ids of a Chatterbox text. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "text/chatterbox_text.h"
+#include "text/tokenizer.h"
+
+/* T3's text position table has 2050 rows (spec chatterbox.md §4.3). */
+#define T3_MAX_TEXT_POSITIONS 2050
+
+static const char usage[] =
+    "usage: vocis tokenize --model DIR --text TEXT\n"
+    "\n"
+    "Prints the Chatterbox T3 text token ids of TEXT on one line, space-separated:\n"
+    "[START] (255), the ids of punc_norm(TEXT) with spaces encoded as [SPACE], [STOP] (0).\n"
+    "DIR must hold the model's tokenizer.json. An empty TEXT is refused (upstream would\n"
+    "silently speak a placeholder sentence instead). Texts longer than T3's 2050 text\n"
+    "positions are printed in full with a warning on stderr.";
 
 int cmd_tokenize(int argc, char **argv) {
-    (void)argc;
-    return cli_error(argv[0], "not implemented yet");
+    const char *cmd = argv[0];
+    const char *model = NULL, *text = NULL;
+    const cli_opt opts[] = {
+        {"--model|-m", CLI_STR, &model, "Chatterbox model folder (with tokenizer.json)", 0, -1},
+        {"--text|-t", CLI_STR, &text, "text to tokenize (UTF-8)", 0, -1},
+    };
+    int rc = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), usage);
+    if (rc == 1) return 0;
+    if (rc) return rc;
+    if (!model) return cli_error(cmd, "missing --model DIR (see --help)");
+    if (!text) return cli_error(cmd, "missing --text TEXT (see --help)");
+    if (!*text) return cli_error(cmd, "--text is empty: give the text to tokenize");
+
+    size_t plen = strlen(model) + sizeof "/tokenizer.json";
+    char *path = malloc(plen);
+    if (!path) return cli_error(cmd, "out of memory");
+    snprintf(path, plen, "%s/tokenizer.json", model);
+
+    vx_err err;
+    vx_err_clear(&err);
+    vx_tokenizer *tok = NULL;
+    if (vx_tokenizer_load(path, &tok, &err) != VOCIS_OK) {
+        free(path);
+        return cli_error(cmd, "%s", err.msg);
+    }
+    int32_t start = vx_tokenizer_token_id(tok, "[START]"), stop = vx_tokenizer_token_id(tok, "[STOP]");
+    if (start != VX_CB_START_TEXT_TOKEN || stop != VX_CB_STOP_TEXT_TOKEN) {
+        rc = cli_error(cmd, "%s: [START]/[STOP] are ids %d/%d, but T3 uses %d/%d (not a Chatterbox tokenizer?)",
+                       path, start, stop, VX_CB_START_TEXT_TOKEN, VX_CB_STOP_TEXT_TOKEN);
+        vx_tokenizer_free(tok);
+        free(path);
+        return rc;
+    }
+    free(path);
+
+    int32_t *ids = NULL;
+    size_t n = 0;
+    if (vx_cb_text_to_ids(tok, text, &ids, &n, &err) != VOCIS_OK) {
+        vx_tokenizer_free(tok);
+        return cli_error(cmd, "%s", err.msg);
+    }
+    vx_tokenizer_free(tok);
+
+    printf("%d", VX_CB_START_TEXT_TOKEN);
+    for (size_t i = 0; i < n; i++) printf(" %d", ids[i]);
+    printf(" %d\n", VX_CB_STOP_TEXT_TOKEN);
+    free(ids);
+    if (fflush(stdout) != 0 || ferror(stdout)) return cli_error(cmd, "cannot write the ids to stdout");
+    if (n + 2 > T3_MAX_TEXT_POSITIONS)
+        fprintf(stderr, "vocis %s: warning: %zu text tokens (with start/stop) exceed T3's %d text positions; "
+                        "synthesis would refuse this text\n", cmd, n + 2, T3_MAX_TEXT_POSITIONS);
+    return 0;
 }

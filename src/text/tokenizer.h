@@ -1,7 +1,23 @@
 /* Hugging Face tokenizers (tokenizer.json): BPE models with either the
  * `Whitespace` pre-tokenizer (Chatterbox English) or byte-level BPE with the
  * Qwen2 `Split` regex + `ByteLevel` (VibeVoice), NFC normaliser, and added /
- * special tokens matched literally before splitting. */
+ * special tokens matched literally before splitting.
+ *
+ * Supported tokenizer.json subset (anything else is VOCIS_E_UNSUPPORTED,
+ * naming the field):
+ *   model          BPE: vocab, merges ("a b" strings or ["a", "b"] pairs),
+ *                  unk_token, fuse_unk, byte_fallback (<0xXX> tokens),
+ *                  continuing_subword_prefix, end_of_word_suffix,
+ *                  ignore_merges; dropout null or 0
+ *   normalizer     null, NFC, NFD, NFKC, NFKD, Sequence of these
+ *   pre_tokenizer  null, Whitespace, Split (Regex or String pattern,
+ *                  behavior Isolated or Removed, invert), ByteLevel
+ *                  (add_prefix_space, use_regex), Sequence of these
+ *   post_processor null or ByteLevel (ids unchanged)
+ *   added_tokens   matched leftmost-longest; single_word, lstrip, rstrip,
+ *                  normalized honoured; special or not, all are matched
+ *   truncation / padding must be null; decoder is ignored.
+ * A loaded tokenizer is immutable: encode may run from several threads. */
 #ifndef VX_TOKENIZER_H
 #define VX_TOKENIZER_H
 
@@ -18,6 +34,9 @@ void vx_tokenizer_free(vx_tokenizer *t);
 int32_t vx_tokenizer_token_id(const vx_tokenizer *t, const char *token);
 /* Number of ids (max id + 1 over vocabulary and added tokens). */
 int32_t vx_tokenizer_size(const vx_tokenizer *t);
+/* Text of a token id (added tokens take precedence), NULL if unused. Valid
+ * while the tokenizer lives. */
+const char *vx_tokenizer_id_to_token(const vx_tokenizer *t, int32_t id);
 /* Encode UTF-8 text exactly like tokenizers' Tokenizer.encode(text,
  * add_special_tokens=True) for these configurations (no post-processor).
  * Invalid UTF-8 is an error. *ids is malloc'd. */

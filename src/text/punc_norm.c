@@ -1,0 +1,159 @@
+/* Chatterbox text normalisation (spec chatterbox.md §4.1) and
+ * EnTokenizer.text_to_tokens (§4.2). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/chatterbox_text.h"
+#include "text/unicode.h"
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+} sbuf;
+
+static int sb_put(sbuf *b, const char *s, size_t n) {
+    if (b->n + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 64;
+        while (nc < b->n + n + 1) nc *= 2;
+        char *p = realloc(b->s, nc);
+        if (!p) return -1;
+        b->s = p;
+        b->cap = nc;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = '\0';
+    return 0;
+}
+
+/* Python str.replace(find, rep): every non-overlapping occurrence, left to
+ * right. Replaces *s (length *n) in place of the old string. */
+static int replace_all(char **s, size_t *n, const char *find, const char *rep) {
+    size_t fl = strlen(find), rl = strlen(rep);
+    if (!strstr(*s, find)) return 0;
+    sbuf b = {0};
+    const char *p = *s, *end = *s + *n;
+    for (;;) {
+        const char *hit = strstr(p, find);
+        if (!hit) break;
+        if (sb_put(&b, p, (size_t)(hit - p)) || sb_put(&b, rep, rl)) goto fail;
+        p = hit + fl;
+    }
+    if (sb_put(&b, p, (size_t)(end - p))) goto fail;
+    free(*s);
+    *s = b.s;
+    *n = b.n;
+    return 0;
+fail:
+    free(b.s);
+    return -1;
+}
+
+vocis_status vx_cb_punc_norm(const char *in, char **out, vx_err *err) {
+    *out = NULL;
+    if (!in) return vx_fail(err, VOCIS_E_ARG, "punc_norm: no text");
+    size_t len = strlen(in);
+    if (len == 0) {
+        static const char empty[] = "You need to add some text for me to talk.";
+        *out = malloc(sizeof empty);
+        if (!*out) return vx_fail(err, VOCIS_E_NOMEM, "punc_norm: out of memory");
+        memcpy(*out, empty, sizeof empty);
+        return VOCIS_OK;
+    }
+    size_t bad = vx_utf8_check(in, len);
+    if (bad < len)
+        return vx_fail(err, VOCIS_E_ARG, "text: invalid UTF-8 at byte offset %zu (byte 0x%02X)", bad,
+                       (unsigned char)in[bad]);
+
+    /* 1. Capitalise the first character if it is lowercase (before the
+     *    whitespace clean-up, so a leading space prevents it). */
+    uint32_t cp;
+    int k = vx_utf8_next(in, len, 0, &cp);
+    char head[12];
+    size_t head_len = 0;
+    if (vx_uc_py_lower(cp)) {
+        uint32_t up[3];
+        int nu = vx_uc_py_upper(cp, up);
+        for (int i = 0; i < nu; i++) head_len += (size_t)vx_utf8_put(up[i], head + head_len);
+    } else {
+        memcpy(head, in, (size_t)k);
+        head_len = (size_t)k;
+    }
+
+    /* 2. " ".join(text.split()): drop runs of Python whitespace, join words
+     *    with one ASCII space. */
+    sbuf b = {0};
+    int in_word = 0, any = 0;
+    for (size_t i = 0; i < len;) {
+        const char *src = i == 0 ? head : in + i;
+        size_t sl;
+        int kk = vx_utf8_next(in, len, i, &cp);
+        sl = i == 0 ? head_len : (size_t)kk;
+        if (vx_uc_py_space(cp)) {
+            in_word = 0;
+        } else {
+            if (!in_word && any && sb_put(&b, " ", 1)) goto nomem;
+            if (sb_put(&b, src, sl)) goto nomem;
+            in_word = any = 1;
+        }
+        i += (size_t)kk;
+    }
+    if (!b.s && sb_put(&b, "", 0)) goto nomem;
+
+    /* 3. The replacement table, one rule after the other. */
+    static const char *const table[][2] = {
+        {"...", ", "},
+        {"\xE2\x80\xA6", ", "}, /* U+2026 horizontal ellipsis */
+        {":", ","},
+        {" - ", ", "},
+        {";", ", "},
+        {"\xE2\x80\x94", "-"},  /* U+2014 em dash */
+        {"\xE2\x80\x93", "-"},  /* U+2013 en dash */
+        {" ,", ","},
+        {"\xE2\x80\x9C", "\""}, /* U+201C */
+        {"\xE2\x80\x9D", "\""}, /* U+201D */
+        {"\xE2\x80\x98", "'"},  /* U+2018 */
+        {"\xE2\x80\x99", "'"},  /* U+2019 */
+    };
+    for (size_t r = 0; r < sizeof table / sizeof table[0]; r++)
+        if (replace_all(&b.s, &b.n, table[r][0], table[r][1])) goto nomem;
+
+    /* 4. rstrip(" ") and 5. a full stop unless it ends with . ! ? - , */
+    while (b.n && b.s[b.n - 1] == ' ') b.s[--b.n] = '\0';
+    if (!b.n || !strchr(".!?-,", b.s[b.n - 1])) {
+        if (sb_put(&b, ".", 1)) goto nomem;
+    }
+    *out = b.s;
+    return VOCIS_OK;
+nomem:
+    free(b.s);
+    return vx_fail(err, VOCIS_E_NOMEM, "punc_norm: out of memory");
+}
+
+vocis_status vx_cb_text_to_ids(const vx_tokenizer *tok, const char *text, int32_t **ids, size_t *n, vx_err *err) {
+    *ids = NULL;
+    *n = 0;
+    char *norm;
+    VX_TRY(vx_cb_punc_norm(text, &norm, err));
+    size_t spaces = 0, len = strlen(norm);
+    for (size_t i = 0; i < len; i++) spaces += norm[i] == ' ';
+    char *spaced = malloc(len + spaces * 6 + 1);
+    if (!spaced) {
+        free(norm);
+        return vx_fail(err, VOCIS_E_NOMEM, "text_to_ids: out of memory");
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (norm[i] == ' ') {
+            memcpy(spaced + o, "[SPACE]", 7);
+            o += 7;
+        } else {
+            spaced[o++] = norm[i];
+        }
+    }
+    spaced[o] = '\0';
+    free(norm);
+    vocis_status st = vx_tokenizer_encode(tok, spaced, o, ids, n, err);
+    free(spaced);
+    return st;
+}
