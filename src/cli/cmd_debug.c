@@ -25,6 +25,8 @@ static const stage stages[] = {
      "VibeVoice Qwen2 LM over inputs_embeds -> layerN_out, last_hidden_state, logits, kv_layerN_key/value"},
     {"s3gen-flow", vx_stage_s3gen_flow, 1,
      "S3Gen token->mel: speech_tokens, prompt_token, prompt_feat, embedding, z_noise -> mu, mel_out, est_*"},
+    {"vv-processor", vx_stage_vv_processor, 0,
+     "VibeVoice processor: --script FILE --voice FILE... -> input_ids, masks, speech_tensors"},
     {"hift", vx_stage_hift, 1,
      "HiFT vocoder: mel_in, phase_uniform_sample, sine_noise_randn -> f0, source, wav_clamped, wav_trim_faded"},
 };

@@ -44,7 +44,6 @@ vocis_status vx_stage_s3gen_flow(const vx_stage_args *a, vx_err *err);
  * input_ids, attention_mask, speech_input_mask, speech_tensors, speech_masks */
 vocis_status vx_stage_vv_processor(const vx_stage_args *a, vx_err *err);
 
-/* VibeVoice */
 vocis_status vx_stage_qwen2_prefill(const vx_stage_args *a, vx_err *err);
 
 #endif
