@@ -2,6 +2,9 @@
 
 #include <math.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 void vx_mish(float *x, int64_t n) {
     /* tanh(ln(1 + e)) = ((1 + e)² − 1) / ((1 + e)² + 1) = m / (m + 2) with m = e·(e + 2):
@@ -63,26 +66,37 @@ void vx_conv1d_tm(float *y, const float *x, int64_t B, int64_t lin, int64_t cin,
     vx_linear(y, col, B * lout, w, bias, nthreads);
 }
 
-enum { RELPOS_BLOCK = 128 };
+enum { RELPOS_BLOCK = 64 };
 
 static int64_t relpos_block(int64_t L) { return L < RELPOS_BLOCK ? L : RELPOS_BLOCK; }
 
-int64_t vx_relpos_attention_scratch(int64_t L, int64_t dk) {
+int64_t vx_relpos_attention_scratch(int64_t L, int64_t dk, int nthreads) {
     int64_t R = relpos_block(L);
-    return 2 * R * dk + R * L + R * (L + R - 1);
+    return (nthreads < 1 ? 1 : nthreads) * (2 * R * dk + R * L + R * (L + R - 1));
 }
 
 void vx_relpos_attention(float *out, const float *q, const float *k, const float *v, const float *p,
                          const float *pos_u, const float *pos_v, int64_t L, int H, int dk, float *scratch,
                          int nthreads) {
     const int64_t HD = (int64_t)H * dk;
-    const int64_t RB = relpos_block(L);
+    const int64_t RB = relpos_block(L), nblk = (L + RB - 1) / RB;
+    const int64_t per = 2 * RB * dk + RB * L + RB * (L + RB - 1);
     const float sq = sqrtf((float)dk);
-    float *qu = scratch, *qv = qu + RB * dk, *ac = qv + RB * dk, *bd = ac + RB * L;
-    for (int h = 0; h < H; h++) {
-        const float *u = pos_u + (int64_t)h * dk, *w = pos_v + (int64_t)h * dk;
-        for (int64_t i0 = 0; i0 < L; i0 += RB) {
-            int64_t R = i0 + RB <= L ? RB : L - i0, i1 = i0 + R;
+    if (nthreads < 1) nthreads = 1;
+    /* one work item = (head, block of RB query rows); GEMMs single-threaded inside */
+#pragma omp parallel num_threads(nthreads) if (nthreads > 1 && (double)L * L * HD > 1e6)
+    {
+#ifdef _OPENMP
+        float *qu = scratch + (int64_t)omp_get_thread_num() * per;
+#else
+        float *qu = scratch;
+#endif
+        float *qv = qu + RB * dk, *ac = qv + RB * dk, *bd = ac + RB * L;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t it = 0; it < (int64_t)H * nblk; it++) {
+            const int h = (int)(it % H);
+            const int64_t i0 = it / H * RB, R = i0 + RB <= L ? RB : L - i0, i1 = i0 + R;
+            const float *u = pos_u + (int64_t)h * dk, *w = pos_v + (int64_t)h * dk;
             for (int64_t r = 0; r < R; r++) {
                 const float *qi = q + (i0 + r) * HD + (int64_t)h * dk;
                 for (int d = 0; d < dk; d++) {
@@ -91,12 +105,11 @@ void vx_relpos_attention(float *out, const float *q, const float *k, const float
                 }
             }
             /* ac[r][j] = (q_i + u)·k_j          [R][L] */
-            vx_gemm_f32(0, 1, R, L, dk, 1.0f, qu, dk, k + (int64_t)h * dk, HD, 0.0f, ac, L, nthreads);
+            vx_gemm_f32(0, 1, R, L, dk, 1.0f, qu, dk, k + (int64_t)h * dk, HD, 0.0f, ac, L, 1);
             /* Rows i0..i1−1 need p rows c = L−1−i+j ∈ [L − i1, 2L − 2 − i0]: a window of W rows.
              * bd[r][c − c0] = (q_i + v)·p_c    [R][W] */
-            int64_t c0 = L - i1, W = L + R - 1;
-            vx_gemm_f32(0, 1, R, W, dk, 1.0f, qv, dk, p + c0 * HD + (int64_t)h * dk, HD, 0.0f, bd, W, nthreads);
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (R * L > 32768)
+            const int64_t c0 = L - i1, W = L + R - 1;
+            vx_gemm_f32(0, 1, R, W, dk, 1.0f, qv, dk, p + c0 * HD + (int64_t)h * dk, HD, 0.0f, bd, W, 1);
             for (int64_t r = 0; r < R; r++) {
                 float *s = ac + r * L;
                 const float *b = bd + r * W + (R - 1 - r); /* c − c0 = (L−1−i+j) − (L−i1) = R−1−r+j */
@@ -105,7 +118,7 @@ void vx_relpos_attention(float *out, const float *q, const float *k, const float
             }
             /* out_i = Σ_j a_ij v_j              [R][dk] */
             vx_gemm_f32(0, 0, R, dk, L, 1.0f, ac, L, v + (int64_t)h * dk, HD, 0.0f, out + i0 * HD + (int64_t)h * dk,
-                        HD, nthreads);
+                        HD, 1);
         }
     }
 }

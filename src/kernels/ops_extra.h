@@ -36,8 +36,9 @@ void vx_conv1d_tm(float *y, const float *x, int64_t B, int64_t lin, int64_t cin,
  * q, k, v, out: [L][H·dk] (head h at offset h·dk); p: [2L − 1][H·dk], row c is
  * the projected encoding of the relative distance r = i − j = L − 1 − c;
  * pos_u, pos_v: [H][dk]. No mask (all keys valid).
- * scratch: vx_relpos_attention_scratch(L, dk) floats. */
-int64_t vx_relpos_attention_scratch(int64_t L, int64_t dk);
+ * scratch: vx_relpos_attention_scratch(L, dk, nthreads) floats. Threaded over
+ * (head, block of query rows). */
+int64_t vx_relpos_attention_scratch(int64_t L, int64_t dk, int nthreads);
 void vx_relpos_attention(float *out, const float *q, const float *k, const float *v, const float *p,
                          const float *pos_u, const float *pos_v, int64_t L, int H, int dk, float *scratch,
                          int nthreads);

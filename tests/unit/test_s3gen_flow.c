@@ -53,7 +53,7 @@ static void test_relpos(int64_t L) {
     float *q = malloc(sizeof(float) * L * HD), *k = malloc(sizeof(float) * L * HD), *v = malloc(sizeof(float) * L * HD);
     float *p = malloc(sizeof(float) * (2 * L - 1) * HD), u[24], vb[24];
     float *o = malloc(sizeof(float) * L * HD), *r = malloc(sizeof(float) * L * HD);
-    float *s = malloc(sizeof(float) * vx_relpos_attention_scratch(L, dk));
+    float *s = malloc(sizeof(float) * vx_relpos_attention_scratch(L, dk, 2));
     double *sc = malloc(sizeof(double) * L);
     tl_fill_random(q, L * HD, 4);
     tl_fill_random(k, L * HD, 5);

@@ -60,31 +60,49 @@ vocis_status cfm_ws_new(const vx_s3gen_flow *f, int64_t L, cfm_ws **out, vx_err 
     return VOCIS_OK;
 }
 
+/* Row-wise / element-wise ops split over threads (each chunk runs the
+ * single-threaded kernel); below ~64k elements one thread does it all. */
+#define PAR_CHUNKS(n, work, nth, body)                                                                                   \
+    do {                                                                                                           \
+        int nt_ = (nth) > 1 && (work) >= 65536 ? (nth) : 1;                                                           \
+        _Pragma("omp parallel for num_threads(nt_) schedule(static)") for (int c_ = 0; c_ < nt_; c_++) {           \
+            int64_t a = (n) * c_ / nt_, b = (n) * (c_ + 1) / nt_;                                                  \
+            body;                                                                                                  \
+        }                                                                                                          \
+    } while (0)
+
+static void p_layernorm(float *y, const float *x, const fl_norm *n, int64_t rows, int64_t dim, int nth) {
+    PAR_CHUNKS(rows, rows * dim, nth, vx_layernorm(y + a * dim, x + a * dim, n->w, n->b, b - a, dim, 1e-5f));
+}
+static void p_mish(float *x, int64_t n, int nth) { PAR_CHUNKS(n, n, nth, vx_mish(x + a, b - a)); }
+static void p_gelu(float *x, int64_t n, int nth) { PAR_CHUNKS(n, n, nth, vx_gelu(x + a, b - a)); }
+static void p_add(float *y, const float *x, int64_t n, int nth) { PAR_CHUNKS(n, n, nth, vx_add(y + a, x + a, b - a)); }
+
 /* CausalResnetBlock1D: in [B][L][cin] → out [B][L][C] (out ≠ in). */
 static void resblock(const vx_s3gen_flow *f, const fl_resblock *r, cfm_ws *w, int64_t B, int64_t L, const float *in,
                      float *out, int nth) {
     const int64_t C = f->d.dec_ch, BL = B * L;
     /* block1: causal conv k3 → LN(channels) → Mish */
     vx_conv1d_tm(w->tmp, in, B, L, r->cin, 3, 1, 2, 0, &r->block1.conv.w, r->block1.conv.b, w->col, nth);
-    vx_layernorm(w->a, w->tmp, r->block1.ln.w, r->block1.ln.b, BL, C, 1e-5f);
-    vx_mish(w->a, BL * C);
+    p_layernorm(w->a, w->tmp, &r->block1.ln, BL, C, nth);
+    p_mish(w->a, BL * C, nth);
     /* + Linear(Mish(temb)) broadcast over time */
     vx_linear(w->tproj, w->tmish, 1, &r->mlp.w, r->mlp.b, 1);
     for (int64_t i = 0; i < BL; i++) vx_add(w->a + i * C, w->tproj, C);
     /* block2 */
     vx_conv1d_tm(w->tmp, w->a, B, L, C, 3, 1, 2, 0, &r->block2.conv.w, r->block2.conv.b, w->col, nth);
-    vx_layernorm(w->a, w->tmp, r->block2.ln.w, r->block2.ln.b, BL, C, 1e-5f);
-    vx_mish(w->a, BL * C);
+    p_layernorm(w->a, w->tmp, &r->block2.ln, BL, C, nth);
+    p_mish(w->a, BL * C, nth);
     /* + res_conv (1×1) of the input */
     vx_linear(out, in, BL, &r->res_conv.w, r->res_conv.b, nth);
-    vx_add(out, w->a, BL * C);
+    p_add(out, w->a, BL * C, nth);
 }
 
 /* BasicTransformerBlock on h [B][L][C], in place. */
 static void tblock(const vx_s3gen_flow *f, const fl_tblock *tb, cfm_ws *w, int64_t B, int64_t L, float *h, int nth) {
     const vx_s3gen_flow_dims *d = &f->d;
     const int64_t C = d->dec_ch, H = d->dec_heads, hd = d->dec_head_dim, HD = H * hd, BL = B * L;
-    vx_layernorm(w->a, h, tb->norm1.w, tb->norm1.b, BL, C, 1e-5f);
+    p_layernorm(w->a, h, &tb->norm1, BL, C, nth);
     vx_linear(w->q, w->a, BL, &tb->q.w, NULL, nth);
     vx_linear(w->k, w->a, BL, &tb->k.w, NULL, nth);
     vx_linear(w->v, w->a, BL, &tb->v.w, NULL, nth);
@@ -93,12 +111,12 @@ static void tblock(const vx_s3gen_flow *f, const fl_tblock *tb, cfm_ws *w, int64
         vx_attention(w->att + b * L * HD, w->q + b * L * HD, w->k + b * L * HD, w->v + b * L * HD, L, L, (int)H,
                      (int)H, (int)hd, HD, scale, 0, nth);
     vx_linear(w->tmp, w->att, BL, &tb->out.w, tb->out.b, nth);
-    vx_add(h, w->tmp, BL * C);
-    vx_layernorm(w->a, h, tb->norm3.w, tb->norm3.b, BL, C, 1e-5f);
+    p_add(h, w->tmp, BL * C, nth);
+    p_layernorm(w->a, h, &tb->norm3, BL, C, nth);
     vx_linear(w->ff, w->a, BL, &tb->ff1.w, tb->ff1.b, nth);
-    vx_gelu(w->ff, BL * d->dec_ffn);
+    p_gelu(w->ff, BL * d->dec_ffn, nth);
     vx_linear(w->tmp, w->ff, BL, &tb->ff2.w, tb->ff2.b, nth);
-    vx_add(h, w->tmp, BL * C);
+    p_add(h, w->tmp, BL * C, nth);
 }
 
 /* Debug capture of row 0: channel-major [1][C][L] (cm = 1) or time-major [1][L][C]. */
@@ -209,8 +227,8 @@ vocis_status cfm_estimator_forward(const vx_s3gen_flow *f, cfm_ws *w, int64_t B,
     VX_TRY(stage(f, &f->up_stage, w, B, L, w->cat, &h, &alt, 1, NULL, nthreads, dbg, tag, "up0", "upsample", err));
     /* final block + 1×1 projection to n_mels */
     vx_conv1d_tm(w->tmp, h, B, L, C, 3, 1, 2, 0, &f->final_block.conv.w, f->final_block.conv.b, w->col, nthreads);
-    vx_layernorm(w->a, w->tmp, f->final_block.ln.w, f->final_block.ln.b, B * L, C, 1e-5f);
-    vx_mish(w->a, B * L * C);
+    p_layernorm(w->a, w->tmp, &f->final_block.ln, B * L, C, nthreads);
+    p_mish(w->a, B * L * C, nthreads);
     if (dbg) VX_TRY(cap(dbg, tag, "final_block", w->a, L, C, 1, err));
     vx_linear(v, w->a, B * L, &f->final_proj.w, f->final_proj.b, nthreads);
     return VOCIS_OK;

@@ -96,7 +96,7 @@ vocis_status vx_s3gen_encoder_forward(const vx_s3gen_flow *f, const int64_t *tok
     ALLOC(w.R, (2 * L2 - 1) * E);
     ALLOC(w.P, (2 * L2 - 1) * E);
     ALLOC(w.col, L2 * E * kmax);
-    ALLOC(w.att, vx_relpos_attention_scratch(L2, E / H));
+    ALLOC(w.att, vx_relpos_attention_scratch(L2, E / H, nthreads));
 #undef ALLOC
 
     /* token embedding (× all-ones mask): emb [T][IN] */
