@@ -157,6 +157,61 @@ static void test_golden(void) {
     vx_st_close(g);
 }
 
+/* Normal use: no injected noise; the generator continues the stream T3 used
+ * (seed 0, one exponential_ over 8194 logits per sampled token), so the noise
+ * drawn here must be upstream's z_noise and the mel must match the golden. */
+static void test_rng_path(void) {
+    vx_err err = {0};
+    vx_st_file *g = NULL, *s = NULL;
+    vx_weights *w = NULL;
+    char p1[4096], p2[4096], p3[4096];
+    snprintf(p1, sizeof p1, "%s", tl_path("chatterbox/golden/10_s3gen_flow.safetensors"));
+    snprintf(p2, sizeof p2, "%s", tl_path("chatterbox/golden/08_t3_sampled.safetensors"));
+    snprintf(p3, sizeof p3, "%s", tl_path("chatterbox/ckpt/s3gen.safetensors"));
+    vx_cb_config cfg;
+    vx_cb_config_default(&cfg);
+    if (vx_st_open(p1, &g, &err) || vx_st_open(p2, &s, &err) || vx_weights_open(p3, &w, &err) ||
+        vx_cb_config_load(&cfg, tl_path("chatterbox/ckpt"), NULL, &err)) {
+        CHECK_MSG(0, "%s", err.msg);
+        goto out;
+    }
+    vx_s3gen_flow *f = NULL;
+    if (vx_s3gen_flow_load(w, &cfg, &f, &err)) {
+        CHECK_MSG(0, "%s", err.msg);
+        goto out;
+    }
+    const vx_tensor *tok = vx_st_find(g, "speech_tokens"), *ptok = vx_st_find(g, "prompt_token"),
+                    *feat = vx_st_find(g, "prompt_feat"), *emb = vx_st_find(g, "embedding"),
+                    *mel_g = vx_st_find(g, "mel_out"), *t3 = vx_st_find(s, "tokens");
+    CHECK(tok && ptok && feat && emb && mel_g && t3 && tok->dtype == VX_I64 && ptok->dtype == VX_I64);
+    if (tok && ptok && feat && emb && mel_g && t3) {
+        vx_rng rng;
+        vx_rng_seed(&rng, 0);
+        float *q = malloc(8194 * sizeof(float));
+        for (int64_t k = 0; k < t3->shape[1]; k++) vx_rng_exponential(&rng, q, 8194);
+        free(q);
+        float *mel = NULL;
+        int64_t tm = 0;
+        vocis_status st = vx_s3gen_flow_infer(f, tok->data, tok->shape[1], ptok->data, ptok->shape[1], feat->data,
+                                              feat->shape[1], emb->data, 10, &rng, NULL, &mel, &tm, 2, &err);
+        CHECK_MSG(st == VOCIS_OK, "%s", err.msg);
+        if (st == VOCIS_OK) {
+            CHECK(tm == mel_g->shape[2]);
+            if (tm == mel_g->shape[2]) {
+                double m = tl_max_abs_diff(mel, mel_g->data, (size_t)(80 * tm));
+                printf("  mel_out via the continued RNG     max|diff| %.3g (tol 1e-04)\n", m);
+                CHECK_MSG(m <= 1e-4, "mel_out via RNG: max |diff| %.3g", m);
+            }
+        }
+        free(mel);
+    }
+    vx_s3gen_flow_free(f);
+out:
+    vx_weights_close(w);
+    vx_st_close(s);
+    vx_st_close(g);
+}
+
 /* Bad inputs and the synthetic builder on small dims. */
 static void test_api(void) {
     vx_s3gen_flow_dims d;
@@ -251,6 +306,7 @@ int main(int argc, char **argv) {
     test_relpos(300); /* more than one query block */
     test_api();
     test_golden();
+    test_rng_path();
     time_tiny_step();
     return tl_finish("test_s3gen_flow");
 }
