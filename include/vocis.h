@@ -95,6 +95,50 @@ void vocis_t3_options_default(vocis_t3_options *o);
 vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text,
                                const vocis_t3_options *opts, int32_t **tokens, size_t *n);
 
+/* ---- speech synthesis (Chatterbox: T3 -> S3Gen flow -> HiFT) -------------- */
+
+typedef struct vocis_progress {
+    const char *stage; /* "t3", "s3gen", "hift" */
+    int chunk, n_chunks; /* long text is synthesised in chunks (0-based) */
+    int step, n_steps;   /* t3: tokens so far / max; s3gen, hift: 0 at start, n_steps when done */
+} vocis_progress;
+
+typedef struct vocis_speak_options {
+    vocis_t3_options t3;  /* sampling knobs and seed (t3.on_token is not used here) */
+    int cfm_steps;        /* Euler steps of the flow matching (10) */
+    int max_chunk_chars;  /* split text longer than this into sentence chunks (300; 0 = never) */
+    float crossfade_ms;   /* overlap when joining chunks (40 ms) */
+    /* Called as work progresses; return non-zero to cancel (VOCIS_E_CANCELLED). */
+    int (*on_progress)(void *user, const vocis_progress *p);
+    /* Called with audio as soon as it is final (once per chunk); return non-zero to cancel. */
+    int (*on_audio)(void *user, const float *samples, size_t n, int sample_rate);
+    void *user;
+} vocis_speak_options;
+
+void vocis_speak_options_default(vocis_speak_options *o);
+
+typedef struct vocis_audio {
+    float *samples; /* mono, [-1, 1] */
+    size_t n;
+    int sample_rate; /* 24000 for Chatterbox */
+} vocis_audio;
+
+/* Synthesise `text` with `voice` (NULL = the built-in voice). The voice must
+ * carry the S3Gen reference (prompt_token, prompt_feat, embedding). */
+vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *text,
+                         const vocis_speak_options *opts, vocis_audio *out);
+void vocis_audio_free(vocis_audio *a);
+
+/* Write audio to a file: format "wav" (16-bit PCM, default when NULL), "f32"
+ * (32-bit float WAV), "flac" or "ogg". Written to PATH.tmp and renamed, so a
+ * failure leaves no partial file. Path "-" writes raw PCM to stdout (s16le,
+ * or f32le for "f32"). Errors are reported on the model handle. */
+vocis_status vocis_audio_save(vocis_model *m, const vocis_audio *a, const char *path, const char *format);
+
+/* Save a voice as a vocis voice file (safetensors: speaker_emb,
+ * cond_prompt_speech_tokens, emotion_adv, prompt_token, prompt_feat, embedding). */
+vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *voice, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,9 +10,13 @@
 
 #include "base/rng.h"
 #include "base/threads.h"
+#include "io/audio.h"
 #include "models/chatterbox/conds.h"
+#include "models/chatterbox/hift.h"
+#include "models/chatterbox/s3gen_flow.h"
 #include "models/chatterbox/t3.h"
 #include "text/chatterbox_text.h"
+#include "text/sentences.h"
 #include "text/tokenizer.h"
 
 struct vocis_model {
@@ -23,6 +27,10 @@ struct vocis_model {
     vx_tokenizer *tok;
     vx_t3 t3;
     int has_t3;
+    /* S3Gen, loaded on first use */
+    vx_weights *s3gen_w;
+    vx_s3gen_flow *flow;
+    vx_hift *hift;
 };
 
 struct vocis_voice {
@@ -68,6 +76,9 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
 void vocis_model_close(vocis_model *m) {
     if (!m) return;
     if (m->has_t3) vx_t3_free(&m->t3);
+    vx_s3gen_flow_free(m->flow);
+    vx_hift_free(m->hift);
+    vx_weights_close(m->s3gen_w);
     vx_tokenizer_free(m->tok);
     free(m);
 }
@@ -204,4 +215,193 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
     free(ids);
     vocis_voice_free(own);
     return st;
+}
+
+vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *v, const char *path) {
+    vx_err_clear(&m->err);
+    if (!v || !path) return vx_fail(&m->err, VOCIS_E_ARG, "no voice or path given");
+    return vx_cb_conds_save_safetensors(&v->conds, path, &m->err);
+}
+
+/* ---- speak ---- */
+
+void vocis_speak_options_default(vocis_speak_options *o) {
+    memset(o, 0, sizeof *o);
+    vocis_t3_options_default(&o->t3);
+    o->cfm_steps = 10;
+    o->max_chunk_chars = 300;
+    o->crossfade_ms = 40.0f;
+}
+
+void vocis_audio_free(vocis_audio *a) {
+    if (!a) return;
+    free(a->samples);
+    memset(a, 0, sizeof *a);
+}
+
+static vocis_status load_s3gen(vocis_model *m) {
+    if (m->flow && m->hift) return VOCIS_OK;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/s3gen.safetensors", m->dir);
+    if (!m->s3gen_w) VX_TRY(vx_weights_open(path, &m->s3gen_w, &m->err));
+    if (!m->flow) VX_TRY(vx_s3gen_flow_load(m->s3gen_w, &m->cfg, &m->flow, &m->err));
+    if (!m->hift) VX_TRY(vx_hift_load(m->s3gen_w, NULL, &m->hift, &m->err));
+    return VOCIS_OK;
+}
+
+typedef struct speak_ctx {
+    vocis_model *m;
+    const vocis_speak_options *o;
+    vocis_progress p;
+} speak_ctx;
+
+static int report(speak_ctx *c, const char *stage, int step, int n_steps) {
+    if (!c->o->on_progress) return 0;
+    c->p.stage = stage;
+    c->p.step = step;
+    c->p.n_steps = n_steps;
+    return c->o->on_progress(c->o->user, &c->p);
+}
+
+static int on_t3_token(void *user, int step, int32_t tok) {
+    speak_ctx *c = user;
+    (void)tok;
+    return report(c, "t3", step + 1, c->o->t3.max_new_tokens);
+}
+
+/* One chunk of text -> trimmed/faded 24 kHz audio (upstream's generate()). */
+static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *text, vx_rng *rng, float **wav,
+                                int64_t *nwav) {
+    vocis_model *m = c->m;
+    vx_err *err = &m->err;
+    const vocis_t3_options *o = &c->o->t3;
+    int32_t *ids = NULL, *toks = NULL;
+    size_t nids = 0;
+    int nt = 0;
+    int64_t *toks64 = NULL, *prompt = NULL;
+    float *mel = NULL;
+    int64_t tm = 0;
+    vx_t3_cond cond = {v->speaker_emb.data, v->cond_prompt_speech_tokens.data, (int)v->cond_prompt_speech_tokens.n,
+                       isnan(o->exaggeration) ? v->emotion_adv.data[0] : o->exaggeration};
+    vx_t3_sampling s = {o->temperature, o->cfg_weight, o->min_p, o->top_p, o->repetition_penalty,
+                        o->max_new_tokens, o->greedy, on_t3_token, c};
+    vocis_status st = vocis_tokenize(m, text, &ids, &nids);
+    if (st) goto done;
+    if ((st = vx_t3_generate(&m->t3, &cond, ids, (int)nids, &s, rng, m->threads, &toks, &nt, err))) goto done;
+    nt = vx_t3_clean_tokens(&m->t3, toks, nt);
+    if (nt == 0) {
+        st = vx_fail(err, VOCIS_E_ARG, "T3 produced no speech tokens for \"%.60s\"", text);
+        goto done;
+    }
+    toks64 = malloc(sizeof(int64_t) * (size_t)nt);
+    if (!toks64) {
+        st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < nt; i++) toks64[i] = toks[i];
+    if (report(c, "s3gen", 0, 1)) goto cancelled;
+    const int64_t np = v->prompt_token_len, tp = v->prompt_feat.shape[1];
+    if ((st = vx_s3gen_flow_infer(m->flow, toks64, nt, v->prompt_token.data, np, v->prompt_feat.data, tp,
+                                  v->embedding.data, c->o->cfm_steps, rng, NULL, &mel, &tm, m->threads, err)))
+        goto done;
+    if (report(c, "s3gen", 1, 1) || report(c, "hift", 0, 1)) goto cancelled;
+    if ((st = vx_hift_vocode(m->hift, mel, tm, rng, NULL, NULL, wav, nwav, NULL, NULL, m->threads, err))) goto done;
+    vx_trim_fade(*wav, *nwav);
+    if (report(c, "hift", 1, 1)) goto cancelled;
+    goto done;
+cancelled:
+    st = vx_fail(err, VOCIS_E_CANCELLED, "synthesis cancelled");
+done:
+    free(ids), free(toks), free(toks64), free(prompt), free(mel);
+    return st;
+}
+
+vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *text,
+                         const vocis_speak_options *opts, vocis_audio *out) {
+    memset(out, 0, sizeof *out);
+    vx_err_clear(&m->err);
+    vx_err *err = &m->err;
+    if (!m->has_t3) return vx_fail(err, VOCIS_E_UNSUPPORTED, "this model cannot speak (no Chatterbox T3)");
+    if (!text) return vx_fail(err, VOCIS_E_ARG, "no text given");
+    vocis_speak_options o;
+    if (opts) o = *opts;
+    else vocis_speak_options_default(&o);
+    if (o.cfm_steps < 1 || o.cfm_steps > 1000) return vx_fail(err, VOCIS_E_ARG, "cfm steps must be in [1, 1000]");
+    if (!(o.crossfade_ms >= 0) || o.crossfade_ms > 1000) return vx_fail(err, VOCIS_E_ARG, "crossfade must be in [0, 1000] ms");
+    VX_TRY(load_s3gen(m));
+
+    vocis_voice *own = NULL;
+    if (!voice) {
+        VX_TRY(vocis_voice_load(m, NULL, &own));
+        voice = own;
+    }
+    const vx_cb_conds *v = &voice->conds;
+    vx_chunks chunks = {0};
+    float *acc = NULL;
+    size_t nacc = 0, emitted = 0;
+    vocis_status st = VOCIS_OK;
+    if (!v->has_gen) {
+        st = vx_fail(err, VOCIS_E_ARG, "the voice has no S3Gen reference (prompt_token, prompt_feat, embedding): "
+                                       "it can drive T3 but not speak");
+        goto done;
+    }
+    if ((st = vx_split_text(text, o.max_chunk_chars > 0 ? (size_t)o.max_chunk_chars : 0, &chunks, err))) goto done;
+    if (chunks.n == 0) {
+        st = vx_fail(err, VOCIS_E_ARG, "text is empty");
+        goto done;
+    }
+    vx_rng rng;
+    vx_rng_seed(&rng, o.t3.seed >= 0 ? (uint64_t)o.t3.seed : random_seed());
+    speak_ctx c = {m, &o, {NULL, 0, chunks.n, 0, 0}};
+    const size_t xfade = (size_t)(o.crossfade_ms * 1e-3f * VX_HIFT_SR);
+    for (int k = 0; k < chunks.n; k++) {
+        c.p.chunk = k;
+        float *wav = NULL;
+        int64_t nw = 0;
+        /* one sentence chunk at a time; single-chunk text takes exactly upstream's path */
+        if ((st = speak_chunk(&c, v, chunks.n == 1 ? text : chunks.text[k], &rng, &wav, &nw))) goto done;
+        size_t ov = k == 0 ? 0 : xfade;
+        if (ov > nacc - emitted) ov = nacc - emitted;
+        if (ov > (size_t)nw) ov = (size_t)nw;
+        float *na = realloc(acc, sizeof(float) * (nacc + (size_t)nw - ov));
+        if (!na) {
+            free(wav);
+            st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+            goto done;
+        }
+        acc = na;
+        for (size_t i = 0; i < ov; i++) { /* linear crossfade over the previous chunk's tail */
+            float w = ((float)i + 0.5f) / (float)ov;
+            acc[nacc - ov + i] = acc[nacc - ov + i] * (1.0f - w) + wav[i] * w;
+        }
+        memcpy(acc + nacc, wav + ov, sizeof(float) * ((size_t)nw - ov));
+        nacc += (size_t)nw - ov;
+        free(wav);
+        /* everything but the tail that the next chunk may fade into is final */
+        size_t final = k + 1 < chunks.n ? (nacc > xfade ? nacc - xfade : 0) : nacc;
+        if (o.on_audio && final > emitted) {
+            if (o.on_audio(o.user, acc + emitted, final - emitted, VX_HIFT_SR)) {
+                st = vx_fail(err, VOCIS_E_CANCELLED, "synthesis cancelled");
+                goto done;
+            }
+            emitted = final;
+        }
+    }
+    out->samples = acc;
+    out->n = nacc;
+    out->sample_rate = VX_HIFT_SR;
+    acc = NULL;
+done:
+    free(acc);
+    vx_chunks_free(&chunks);
+    vocis_voice_free(own);
+    return st;
+}
+
+vocis_status vocis_audio_save(vocis_model *m, const vocis_audio *a, const char *path, const char *format) {
+    vx_err_clear(&m->err);
+    vx_audio_fmt fmt = VX_AUDIO_WAV16;
+    if (format && vx_audio_fmt_parse(format, &fmt) != 0)
+        return vx_fail(&m->err, VOCIS_E_ARG, "unknown audio format '%s' (wav, f32, flac, ogg)", format);
+    return vx_audio_write(path, fmt, a->sample_rate, a->samples, (int64_t)a->n, &m->err);
 }

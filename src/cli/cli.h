@@ -27,5 +27,7 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_tokens(int argc, char **argv);
 int cmd_debug(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_speak(int argc, char **argv);
+int cmd_voice(int argc, char **argv);
 
 #endif

@@ -11,6 +11,8 @@ typedef struct {
 } command;
 
 static const command commands[] = {
+    {"speak", cmd_speak, "Chatterbox text-to-speech to a WAV/FLAC/OGG file or raw PCM"},
+    {"voice", cmd_voice, "create vocis voice files (e.g. from a conds.pt)"},
     {"tokenize", cmd_tokenize, "print the model's text token ids for a text"},
     {"tokens", cmd_tokens, "Chatterbox T3: generate speech tokens for a text"},
     {"debug", cmd_debug, "run one model stage on golden-named tensors (for tests)"},

@@ -1,9 +1,12 @@
 /* stcompare GOLDEN.safetensors OUT.safetensors NAME[=GOLDEN_NAME]:ATOL ...
  * Compares tensors of OUT against GOLDEN (float: max |diff| <= ATOL; integer:
  * exact when ATOL is "exact"). Shapes must match. Exit 0 when all pass.
- * stcompare --print FILE NAME prints a tensor's values space-separated. */
+ * stcompare --print FILE NAME prints a tensor's values space-separated.
+ * stcompare --wav OUT.wav GOLDEN NAME ATOL compares an audio file's samples
+ * (read as float) against a tensor. */
 #include "io/safetensors.h"
 
+#include <sndfile.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +44,46 @@ static int print_tensor(const char *path, const char *name) {
     return 0;
 }
 
+static int compare_wav(const char *wav, const char *golden, const char *name, double atol) {
+    SF_INFO info = {0};
+    SNDFILE *sf = sf_open(wav, SFM_READ, &info);
+    if (!sf) {
+        fprintf(stderr, "stcompare: %s: %s\n", wav, sf_strerror(NULL));
+        return 2;
+    }
+    float *x = malloc(sizeof(float) * (size_t)(info.frames ? info.frames : 1));
+    sf_count_t n = x ? sf_readf_float(sf, x, info.frames) : 0;
+    sf_close(sf);
+    vx_err err = {0};
+    vx_st_file *g;
+    if (vx_st_open(golden, &g, &err)) {
+        fprintf(stderr, "stcompare: %s\n", err.msg);
+        return 2;
+    }
+    const vx_tensor *t = vx_st_find(g, name);
+    int rc = 1;
+    if (!t || info.channels != 1 || n != vx_numel(t)) {
+        printf("FAIL %s: %lld samples x %d channels vs golden %lld\n", wav, (long long)n, info.channels,
+               t ? (long long)vx_numel(t) : -1LL);
+    } else {
+        double m = 0;
+        for (sf_count_t i = 0; i < n; i++) {
+            double d = (double)x[i] - value_at(t, i);
+            d = d < 0 ? -d : d;
+            if (d != d || d > m) m = d != d ? 1e300 : d;
+        }
+        rc = m <= atol ? 0 : 1;
+        printf("%s %s vs %s: max |diff| %.3g (tol %g, %lld samples at %d Hz)\n", rc ? "FAIL" : "ok  ", wav, name, m,
+               atol, (long long)n, info.samplerate);
+    }
+    free(x);
+    vx_st_close(g);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "--print") == 0) return print_tensor(argv[2], argv[3]);
+    if (argc == 6 && strcmp(argv[1], "--wav") == 0) return compare_wav(argv[2], argv[3], argv[4], atof(argv[5]));
     if (argc < 4) {
         fprintf(stderr, "usage: stcompare GOLDEN OUT NAME[=GOLDEN_NAME]:ATOL|exact ...\n");
         return 2;

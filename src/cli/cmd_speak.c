@@ -1,0 +1,176 @@
+/* `vocis speak`: text -> 24 kHz speech with a Chatterbox voice. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "vocis.h"
+
+#define MAX_TEXT_BYTES (16u << 20)
+
+/* Reads all of fp (at most MAX_TEXT_BYTES). NULL with *too_big set when over. */
+static char *read_all(FILE *fp, int *too_big) {
+    size_t n = 0, cap = 65536;
+    char *buf = malloc(cap);
+    *too_big = 0;
+    while (buf) {
+        size_t r = fread(buf + n, 1, cap - n - 1, fp);
+        n += r;
+        if (n > MAX_TEXT_BYTES) {
+            *too_big = 1;
+            free(buf);
+            return NULL;
+        }
+        if (r == 0) break;
+        if (n + 1 == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) free(buf);
+            buf = nb;
+        }
+    }
+    if (buf) buf[n] = '\0';
+    return buf;
+}
+
+typedef struct {
+    int quiet, tty, f32, raw_stdout, write_failed;
+    char last_stage[16];
+} speak_ui;
+
+static int on_progress(void *user, const vocis_progress *p) {
+    speak_ui *ui = user;
+    if (ui->quiet) return 0;
+    char chunk[32] = "";
+    if (p->n_chunks > 1) snprintf(chunk, sizeof chunk, "[%d/%d] ", p->chunk + 1, p->n_chunks);
+    if (!strcmp(p->stage, "t3")) {
+        if (ui->tty && (p->step % 10 == 0 || p->step == 1))
+            fprintf(stderr, "\rvocis speak: %st3: %d speech tokens", chunk, p->step);
+    } else if (p->step == 0) {
+        fprintf(stderr, ui->tty ? "\rvocis speak: %s%s...            " : "vocis speak: %s%s...\n", chunk, p->stage);
+    }
+    if (!strcmp(p->stage, "hift") && p->step == p->n_steps && ui->tty) fprintf(stderr, "\r%60s\r", "");
+    return 0;
+}
+
+/* Raw PCM streaming to stdout as chunks become final. */
+static int on_audio(void *user, const float *x, size_t n, int sr) {
+    speak_ui *ui = user;
+    (void)sr;
+    if (!ui->raw_stdout) return 0;
+    size_t ok;
+    if (ui->f32) {
+        ok = fwrite(x, sizeof(float), n, stdout) == n;
+    } else {
+        int16_t buf[4096];
+        ok = 1;
+        for (size_t i = 0; i < n && ok; i += 4096) {
+            size_t m = n - i < 4096 ? n - i : 4096;
+            for (size_t j = 0; j < m; j++) {
+                /* as libsndfile's clipping float -> PCM16 of the WAV writer: round to 32 bits, keep the top 16 */
+                float v = x[i + j] != x[i + j] ? 0.0f : x[i + j] * 2147483648.0f;
+                int32_t q = v >= 2147483647.0f ? INT32_MAX : v <= -2147483648.0f ? INT32_MIN : (int32_t)lrintf(v);
+                buf[j] = (int16_t)(q >> 16);
+            }
+            ok = fwrite(buf, sizeof(int16_t), m, stdout) == m;
+        }
+    }
+    if (ok && fflush(stdout) != 0) ok = 0;
+    if (!ok) ui->write_failed = errno ? errno : EIO;
+    return !ok;
+}
+
+int cmd_speak(int argc, char **argv) {
+    const char *model = NULL, *text = NULL, *text_file = NULL, *voice_path = NULL, *out = NULL, *format = "wav";
+    const char *config = NULL;
+    vocis_speak_options o;
+    vocis_speak_options_default(&o);
+    uint64_t seed = UINT64_MAX;
+    int threads = 0;
+    float exaggeration = NAN;
+    speak_ui ui = {0};
+    const cli_opt opts[] = {
+        {"--model", CLI_STR, &model, "model folder (required)", 0, -1},
+        {"--text", CLI_STR, &text, "text to speak (else --text-file, else stdin)", 0, -1},
+        {"--text-file", CLI_STR, &text_file, "read the text from a UTF-8 file", 0, -1},
+        {"--out|-o", CLI_STR, &out, "output file, or - for raw PCM on stdout (required)", 0, -1},
+        {"--format", CLI_STR, &format, "wav (16-bit PCM, default) | f32 (float WAV) | flac | ogg", 0, -1},
+        {"--voice", CLI_STR, &voice_path, "vocis voice file or conds.pt (default: the model's conds.pt)", 0, -1},
+        {"--seed", CLI_U64, &seed, "reproduce torch.manual_seed(N) (default: random)", 0, -1},
+        {"--greedy", CLI_FLAG, &o.t3.greedy, "T3 argmax instead of sampling", 0, -1},
+        {"--temperature", CLI_FLOAT, &o.t3.temperature, "sampling temperature (0.8)", 1e-6, 100},
+        {"--cfg-weight", CLI_FLOAT, &o.t3.cfg_weight, "T3 classifier-free guidance weight (0.5)", 0, 100},
+        {"--exaggeration", CLI_FLOAT, &exaggeration, "emotion exaggeration (default: the voice's)", -100, 100},
+        {"--min-p", CLI_FLOAT, &o.t3.min_p, "min-p filter (0.05)", 0, 1},
+        {"--top-p", CLI_FLOAT, &o.t3.top_p, "top-p filter (1.0 = off)", 0, 1},
+        {"--repetition-penalty", CLI_FLOAT, &o.t3.repetition_penalty, "repetition penalty (1.2)", 1e-3, 100},
+        {"--max-tokens", CLI_INT, &o.t3.max_new_tokens, "max speech tokens per chunk (1000 = 40 s)", 1, 100000},
+        {"--cfm-steps", CLI_INT, &o.cfm_steps, "flow-matching Euler steps (10)", 1, 1000},
+        {"--chunk-chars", CLI_INT, &o.max_chunk_chars, "split longer text into sentence chunks (300; 0 = never)", 0,
+         1000000},
+        {"--config", CLI_STR, &config, "hyper-parameter override file", 0, -1},
+        {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
+        {"--quiet|-q", CLI_FLAG, &ui.quiet, "no progress on stderr", 0, -1},
+    };
+    int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
+                      "usage: vocis speak --model DIR (--text TEXT | --text-file F | < stdin) -o OUT [options]\n\n"
+                      "Chatterbox text-to-speech: T3 speech tokens -> S3Gen flow matching -> HiFT vocoder,\n"
+                      "24 kHz mono. A single short text takes exactly upstream's path (same audio for the\n"
+                      "same --seed); text over --chunk-chars characters is split into sentences that are\n"
+                      "synthesised with the same voice and joined with a 40 ms crossfade.");
+    if (r) return r == 1 ? 0 : 2;
+    if (!model) return cli_error("speak", "--model DIR is required"), 2;
+    if (!out) return cli_error("speak", "-o FILE is required (use -o - for raw PCM on stdout)"), 2;
+    if (text && text_file) return cli_error("speak", "give --text or --text-file, not both"), 2;
+    if (strcmp(format, "wav") && strcmp(format, "wav16") && strcmp(format, "f32") && strcmp(format, "flac") &&
+        strcmp(format, "ogg"))
+        return cli_error("speak", "--format must be wav, f32, flac or ogg"), 2;
+    ui.raw_stdout = !strcmp(out, "-");
+    ui.f32 = !strcmp(format, "f32");
+    if (ui.raw_stdout && (!strcmp(format, "flac") || !strcmp(format, "ogg")))
+        return cli_error("speak", "-o - writes raw PCM: use --format wav (s16le) or f32 (f32le)"), 2;
+    if (seed != UINT64_MAX && seed > (uint64_t)INT64_MAX) return cli_error("speak", "--seed must be below 2^63"), 2;
+    o.t3.seed = seed == UINT64_MAX ? -1 : (int64_t)seed;
+    o.t3.exaggeration = exaggeration;
+
+    char *owned_text = NULL;
+    if (!text) {
+        FILE *fp = text_file ? fopen(text_file, "rb") : stdin;
+        if (!fp) return cli_error("speak", "%s: cannot open: %s", text_file, strerror(errno));
+        int too_big;
+        owned_text = read_all(fp, &too_big);
+        if (text_file) fclose(fp);
+        if (too_big) return cli_error("speak", "%s: text larger than 16 MiB", text_file ? text_file : "stdin");
+        if (!owned_text) return cli_error("speak", "out of memory");
+        text = owned_text;
+    }
+    ui.tty = isatty(2);
+    o.on_progress = on_progress;
+    o.on_audio = on_audio;
+    o.user = &ui;
+
+    vocis_open_options oo = {threads, config};
+    vocis_model *m;
+    vocis_voice *v = NULL;
+    vocis_audio a = {0};
+    int rc = 0;
+    if (vocis_model_open(model, &oo, &m) != VOCIS_OK || vocis_voice_load(m, voice_path, &v) != VOCIS_OK ||
+        vocis_speak(m, v, text, &o, &a) != VOCIS_OK) {
+        if (ui.tty && !ui.quiet) fputc('\n', stderr);
+        if (ui.write_failed) rc = cli_error("speak", "writing to stdout failed: %s", strerror(ui.write_failed));
+        else rc = cli_error("speak", "%s", vocis_errmsg(m));
+    } else if (!ui.raw_stdout) {
+        if (vocis_audio_save(m, &a, out, format) != VOCIS_OK) rc = cli_error("speak", "%s", vocis_errmsg(m));
+        else if (!ui.quiet)
+            fprintf(stderr, "vocis speak: wrote %s (%.2f s at %d Hz)\n", out, (double)a.n / a.sample_rate,
+                    a.sample_rate);
+    }
+    vocis_audio_free(&a);
+    vocis_voice_free(v);
+    vocis_model_close(m);
+    free(owned_text);
+    return rc;
+}
