@@ -10,6 +10,7 @@
 #include "base/threads.h"
 #include "cli/cli.h"
 #include "models/chatterbox/t3.h"
+#include "models/vibevoice/lm.h"
 
 static double now_s(void) {
     struct timespec ts;
@@ -126,13 +127,124 @@ static int bench_t3(int argc, char **argv) {
     return 0;
 }
 
+/* Time decode steps of nseq sequences with `ctx` positions already cached
+ * (cache contents are filler: the cost does not depend on the values).
+ * Each step computes only the 4 logits the VibeVoice loop needs. */
+static vocis_status time_decode(const vx_vv_lm *lm, int nseq, int64_t ctx, int threads, double *steps_per_s,
+                                vx_err *err) {
+    const vx_tf *tf = &lm->tf;
+    const int H = tf->dim;
+    vx_kv_cache kv;
+    VX_TRY(vx_kv_init(&kv, tf, nseq, 0, err));
+    vocis_status st = vx_kv_reserve(&kv, ctx + 64, err);
+    float *x = malloc(sizeof(float) * (size_t)nseq * H), *h = malloc(sizeof(float) * (size_t)nseq * H);
+    if (!st && (!x || !h)) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    for (int l = 0; !st && l < tf->n_layers; l++)
+        for (int q = 0; q < nseq; q++) {
+            float *k = kv.k[(size_t)l * nseq + q], *v = kv.v[(size_t)l * nseq + q];
+            for (int64_t i = 0; i < ctx * kv.kv_dim; i++) k[i] = v[i] = 0.01f * (float)((i * 7) % 13 - 6);
+        }
+    for (int q = 0; q < nseq; q++) kv.len[q] = ctx;
+    const int32_t ids[4] = {0, 1, 2, 3};
+    float logits[4];
+    int steps = 0;
+    double t0 = now_s(), t = t0;
+    while (!st && (steps < 3 || (t - t0 < 2.0 && steps < 60))) {
+        for (int i = 0; i < nseq * H; i++) x[i] = 0.01f * (float)((i + steps) % 17 - 8);
+        st = vx_tf_forward(tf, &kv, NULL, nseq, 1, x, threads, NULL, NULL, err);
+        for (int q = 0; !st && q < nseq; q++) {
+            vx_tf_final_norm(tf, h + (size_t)q * H, x + (size_t)q * H, 1);
+            vx_vv_lm_logits_subset(lm, h + (size_t)q * H, ids, 4, logits);
+        }
+        steps++;
+        t = now_s();
+    }
+    *steps_per_s = steps / (t - t0);
+    free(x), free(h);
+    vx_kv_free(&kv);
+    return st;
+}
+
+static int bench_qwen2(int argc, char **argv) {
+    const char *size = NULL, *dtype = "bf16";
+    int threads = 0, no_long = 0;
+    const cli_opt opts[] = {
+        {"--synthetic", CLI_STR, &size, "random weights at the dims of VibeVoice 1.5b or 7b (required)", 0, -1},
+        {"--dtype", CLI_STR, &dtype, "weight dtype: bf16 (default), f16, f32", 0, -1},
+        {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
+        {"--skip-long", CLI_FLAG, &no_long, "skip the 4096-token prefill and the 16K-context decodes", 0, -1},
+    };
+    int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
+                      "usage: vocis bench qwen2 --synthetic 1.5b|7b [--dtype bf16|f16|f32] [--threads N]\n\n"
+                      "VibeVoice's Qwen2 LM: prefill throughput, and decode steps per second of one sequence or\n"
+                      "of the positive/negative CFG pair (one step advances both) at 1K and 16K cached\n"
+                      "positions, computing only the 4 logits the generation loop uses.");
+    if (r) return r == 1 ? 0 : 2;
+    if (!size) return cli_error("bench", "--synthetic 1.5b|7b is required"), 2;
+    vx_dtype dt;
+    if (parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
+    if (threads <= 0) threads = vx_default_threads();
+    vx_err err = {0};
+    vx_vv_config cfg;
+    vx_weights *w = NULL;
+    vx_vv_lm lm;
+    double t0 = now_s();
+    if (vx_vv_lm_preset(size, &cfg, &err) || vx_vv_lm_synthetic_weights(&cfg, dt, 1234, &w, &err) ||
+        vx_vv_lm_init(&lm, w, &cfg, "model.language_model.", &err)) {
+        vx_weights_close(w);
+        return cli_error("bench", "%s", err.msg);
+    }
+    printf("model: synthetic VibeVoice-%s Qwen2, %d layers, hidden %d, %d/%d heads, %s weights, %d threads\n", size,
+           lm.tf.n_layers, lm.tf.dim, lm.tf.n_heads, lm.tf.n_kv_heads, dtype, threads);
+    printf("load: %.2f s\n", now_s() - t0);
+    fflush(stdout);
+    vocis_status st = VOCIS_OK;
+    const int64_t plen[2] = {512, 4096};
+    for (int i = 0; i < 2 && !st; i++) {
+        if (no_long && plen[i] > 1024) continue;
+        vx_kv_cache kv;
+        float *x = malloc(sizeof(float) * (size_t)(plen[i] * lm.tf.dim));
+        if (!x || (st = vx_kv_init(&kv, &lm.tf, 1, 0, &err))) {
+            free(x);
+            if (!st) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+            break;
+        }
+        for (int64_t j = 0; j < plen[i] * lm.tf.dim; j++) x[j] = 0.01f * (float)(j % 23 - 11);
+        double t1 = now_s();
+        st = vx_tf_forward(&lm.tf, &kv, NULL, 1, plen[i], x, threads, NULL, NULL, &err);
+        if (!st) printf("prefill_%lld: %.1f tokens/s\n", (long long)plen[i], plen[i] / (now_s() - t1));
+        fflush(stdout);
+        vx_kv_free(&kv);
+        free(x);
+    }
+    const int64_t ctx[2] = {1024, 16384};
+    for (int c = 0; c < 2 && !st; c++)
+        for (int nseq = 1; nseq <= 2 && !st; nseq++) {
+            if (no_long && ctx[c] > 1024) continue;
+            double sps;
+            if (!(st = time_decode(&lm, nseq, ctx[c], threads, &sps, &err)))
+                printf("decode_%dseq_ctx%lldk: %.2f steps/s\n", nseq, (long long)ctx[c] / 1024, sps);
+            fflush(stdout);
+        }
+    if (!st) {
+        printf("kv_bytes_per_token: %zu B (float32 K and V, all layers, one sequence)\n", vx_kv_bytes_per_token(&lm.tf));
+        printf("peak_rss: %.0f MiB\n", peak_rss_mib());
+    }
+    vx_vv_lm_free(&lm);
+    vx_weights_close(w);
+    if (st) return cli_error("bench", "%s", err.msg);
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         FILE *f = argc < 2 ? stderr : stdout;
         fprintf(f, "usage: vocis bench WHAT [options]   (vocis bench WHAT --help)\n\n"
-                   "  t3     Chatterbox T3 prefill and decode throughput\n");
+                   "  t3     Chatterbox T3 prefill and decode throughput\n"
+                   "  qwen2  VibeVoice Qwen2 LM prefill and decode throughput\n");
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "t3")) return bench_t3(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "qwen2")) return bench_qwen2(argc - 1, argv + 1);
     return cli_error("bench", "unknown benchmark '%s' (see vocis bench --help)", argv[1]), 2;
 }
