@@ -122,11 +122,18 @@ vocis_status vx_synth_open(vx_synth *s, vx_weights **out, vx_err *err) {
     memset(map + 8, ' ', hlen);
     memcpy(map + 8, json, strlen(json));
     free(json);
-    uint8_t *p = map + 8 + hlen;
-    for (int i = 0; i < s->n; i++) {
-        fill(&s->t[i], p, s->seed + (uint64_t)i);
-        p += numel(&s->t[i]) * vx_dtype_size(s->t[i].dt);
+    size_t *offs = malloc(sizeof(size_t) * (size_t)(s->n + 1));
+    if (!offs) {
+        munmap(map, total);
+        close(fd);
+        return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     }
+    offs[0] = 8 + hlen;
+    for (int i = 0; i < s->n; i++) offs[i + 1] = offs[i] + numel(&s->t[i]) * vx_dtype_size(s->t[i].dt);
+    /* tensors are seeded independently, so filling them in parallel gives the same bytes */
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int i = 0; i < s->n; i++) fill(&s->t[i], map + offs[i], s->seed + (uint64_t)i);
+    free(offs);
     munmap(map, total);
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
