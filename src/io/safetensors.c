@@ -24,8 +24,10 @@ typedef struct st_entry {
 
 struct vx_st_file {
     char *path;
-    void *map;
-    size_t map_size;
+    void *map;           /* mmap'd file (vx_st_open), or NULL */
+    void *owned;         /* copied buffer (vx_st_open_mem), or NULL */
+    const uint8_t *base; /* whole file */
+    size_t size;
     const uint8_t *data; /* start of the data section */
     st_entry *entries;   /* sorted by name */
     int count;
@@ -85,7 +87,10 @@ static vocis_status parse_entry(vx_st_file *f, const cJSON *item, uint64_t data_
     uint64_t bytes;
     if (__builtin_mul_overflow(numel, (uint64_t)vx_dtype_size(e->t.dtype), &bytes))
         return vx_fail(err, VOCIS_E_FORMAT, "%s: tensor '%s': byte size overflows", f->path, name);
-    if (e->end < e->begin || e->end - e->begin != bytes)
+    if (e->end < e->begin)
+        return vx_fail(err, VOCIS_E_FORMAT, "%s: tensor '%s': data_offsets [%llu, %llu] end before they begin",
+                       f->path, name, (unsigned long long)e->begin, (unsigned long long)e->end);
+    if (e->end - e->begin != bytes)
         return vx_fail(err, VOCIS_E_FORMAT,
                        "%s: tensor '%s': data_offsets [%llu, %llu] span %llu bytes, shape x %s needs %llu",
                        f->path, name, (unsigned long long)e->begin, (unsigned long long)e->end,
@@ -100,9 +105,17 @@ static vocis_status parse_entry(vx_st_file *f, const cJSON *item, uint64_t data_
 }
 
 static vocis_status parse_header(vx_st_file *f, const char *json, size_t n, uint64_t data_size, vx_err *err) {
-    cJSON *root = cJSON_ParseWithLength(json, n);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, n, &end, 0);
     if (!root) return vx_fail(err, VOCIS_E_FORMAT, "%s: header is not valid JSON", f->path);
     vocis_status st = VOCIS_OK;
+    /* Only padding (spaces; tolerate other whitespace and NULs) may follow the object. */
+    for (const char *p = end; p && p < json + n; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '\0') {
+            st = vx_fail(err, VOCIS_E_FORMAT, "%s: unexpected bytes after the JSON header at offset %zu", f->path,
+                         (size_t)(p - json) + 8);
+            goto done;
+        }
     if (!cJSON_IsObject(root)) {
         st = vx_fail(err, VOCIS_E_FORMAT, "%s: header is not a JSON object", f->path);
         goto done;
@@ -147,13 +160,18 @@ static vocis_status parse_header(vx_st_file *f, const char *json, size_t n, uint
     }
     for (int i = 0; i < f->count; i++) by_span[i] = &f->entries[i];
     qsort(by_span, (size_t)f->count, sizeof *by_span, entry_span_cmp);
-    for (int i = 1; i < f->count; i++) {
-        const st_entry *a = by_span[i - 1], *b = by_span[i];
-        if (b->begin < a->end && b->begin != b->end && a->begin != a->end) {
+    /* Compare each span with the furthest-reaching earlier one, not just its
+     * neighbour: [0,100) [0,0) [50,60) overlaps although no adjacent pair does. */
+    const st_entry *reach = NULL;
+    for (int i = 0; i < f->count; i++) {
+        const st_entry *b = by_span[i];
+        if (b->begin == b->end) continue; /* empty tensors occupy nothing */
+        if (reach && b->begin < reach->end) {
             st = vx_fail(err, VOCIS_E_FORMAT, "%s: tensors '%s' and '%s' have overlapping data", f->path,
-                         a->name, b->name);
+                         reach->name, b->name);
             break;
         }
+        if (!reach || b->end > reach->end) reach = b;
     }
     free(by_span);
 done:
@@ -178,11 +196,37 @@ static vocis_status bind_data(vx_st_file *f, vx_err *err) {
     return VOCIS_OK;
 }
 
+/* Parses f->base[0, f->size): header length, JSON header, data bindings. */
+static vocis_status st_parse(vx_st_file *f, vx_err *err) {
+    if (f->size < 8)
+        return vx_fail(err, VOCIS_E_FORMAT, "%s: file too short for a safetensors header (%zu bytes)", f->path,
+                       f->size);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | f->base[i];
+    if (hlen > ST_MAX_HEADER || hlen > f->size - 8)
+        return vx_fail(err, VOCIS_E_FORMAT, "%s: header length %llu exceeds the file size %zu", f->path,
+                       (unsigned long long)hlen, f->size);
+    f->data = f->base + 8 + hlen;
+    VX_TRY(parse_header(f, (const char *)f->base + 8, (size_t)hlen, f->size - 8 - hlen, err));
+    return bind_data(f, err);
+}
+
+static vx_st_file *st_new(const char *path, vx_err *err) {
+    vx_st_file *f = vx_calloc(err, 1, sizeof *f, "safetensors file");
+    if (!f) return NULL;
+    f->path = strdup(path);
+    if (!f->path) {
+        free(f);
+        vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    return f;
+}
+
 vocis_status vx_st_open(const char *path, vx_st_file **out, vx_err *err) {
     *out = NULL;
-    vx_st_file *f = vx_calloc(err, 1, sizeof *f, "safetensors file");
+    vx_st_file *f = st_new(path, err);
     if (!f) return VOCIS_E_NOMEM;
-    f->path = strdup(path);
     vocis_status st = VOCIS_OK;
     int fd = open(path, O_RDONLY);
     if (fd < 0) {
@@ -201,30 +245,42 @@ vocis_status vx_st_open(const char *path, vx_st_file **out, vx_err *err) {
                      (long long)sb.st_size);
         goto fail;
     }
-    f->map_size = (size_t)sb.st_size;
-    f->map = mmap(NULL, f->map_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    f->size = (size_t)sb.st_size;
+    f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (f->map == MAP_FAILED) {
         f->map = NULL;
         st = vx_fail(err, VOCIS_E_IO, "%s: mmap failed: %s", path, strerror(errno));
         goto fail;
     }
-    uint64_t hlen = 0;
-    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | ((const uint8_t *)f->map)[i];
-    if (hlen > ST_MAX_HEADER || hlen > f->map_size - 8) {
-        st = vx_fail(err, VOCIS_E_FORMAT, "%s: header length %llu exceeds the file size %zu", path,
-                     (unsigned long long)hlen, f->map_size);
-        goto fail;
-    }
-    f->data = (const uint8_t *)f->map + 8 + hlen;
-    st = parse_header(f, (const char *)f->map + 8, (size_t)hlen, f->map_size - 8 - hlen, err);
-    if (st == VOCIS_OK) st = bind_data(f, err);
-    if (st != VOCIS_OK) goto fail;
+    f->base = f->map;
+    if ((st = st_parse(f, err)) != VOCIS_OK) goto fail;
     *out = f;
     return VOCIS_OK;
 fail:
     vx_st_close(f);
     return st;
+}
+
+vocis_status vx_st_open_mem(const void *buf, size_t len, const char *name, vx_st_file **out, vx_err *err) {
+    *out = NULL;
+    vx_st_file *f = st_new(name ? name : "<memory>", err);
+    if (!f) return VOCIS_E_NOMEM;
+    f->owned = malloc(len ? len : 1);
+    if (!f->owned) {
+        vx_st_close(f);
+        return vx_fail(err, VOCIS_E_NOMEM, "out of memory copying %zu bytes", len);
+    }
+    if (len) memcpy(f->owned, buf, len);
+    f->base = f->owned;
+    f->size = len;
+    vocis_status st = st_parse(f, err);
+    if (st != VOCIS_OK) {
+        vx_st_close(f);
+        return st;
+    }
+    *out = f;
+    return VOCIS_OK;
 }
 
 void vx_st_close(vx_st_file *f) {
@@ -234,7 +290,8 @@ void vx_st_close(vx_st_file *f) {
         free(f->entries[i].owned);
     }
     free(f->entries);
-    if (f->map) munmap(f->map, f->map_size);
+    if (f->map) munmap(f->map, f->size);
+    free(f->owned);
     cJSON_Delete(f->metadata);
     free(f->path);
     free(f);
@@ -353,8 +410,8 @@ static vocis_status ws_open_index(vx_weights *w, const char *path, vx_err *err) 
     int nshards = 0;
     for (const cJSON *it = map->child; it; it = it->next) {
         if (!cJSON_IsString(it) || strchr(it->valuestring, '/') || strcmp(it->valuestring, "..") == 0) {
-            st = vx_fail(err, VOCIS_E_FORMAT, "%s: weight_map entry '%s' is not a plain file name", path,
-                         it->string);
+            st = vx_fail(err, VOCIS_E_FORMAT, "%s: weight_map entry '%s' -> '%s' is not a plain file name", path,
+                         it->string, cJSON_IsString(it) ? it->valuestring : "(not a string)");
             break;
         }
         int seen = 0;
@@ -369,18 +426,23 @@ static vocis_status ws_open_index(vx_weights *w, const char *path, vx_err *err) 
         shards[nshards++] = it->valuestring;
     }
     for (int i = 0; st == VOCIS_OK && i < nshards; i++) {
-        char full[4096];
-        snprintf(full, sizeof full, "%.*s%s", (int)dirlen, path, shards[i]);
+        size_t fl = dirlen + strlen(shards[i]) + 1;
+        char *full = malloc(fl);
+        if (!full) {
+            st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+            break;
+        }
+        snprintf(full, fl, "%.*s%s", (int)dirlen, path, shards[i]);
         st = ws_add_file(w, full, err);
+        free(full);
         if (st != VOCIS_OK) vx_errctx(err, "shard named by %s", path);
     }
-    /* Every mapped tensor must be in the shard the index names. */
+    /* Every mapped tensor must be in the shard the index names (files[i] was opened from shards[i];
+     * comparing names exactly, since "model-1.safetensors" also ends with "1.safetensors"). */
     for (const cJSON *it = map->child; st == VOCIS_OK && it; it = it->next) {
         int found = 0;
-        for (int i = 0; i < w->nfiles && !found; i++) {
-            const char *fp = vx_st_path(w->files[i]);
-            if (ends_with(fp, it->valuestring) && vx_st_find(w->files[i], it->string)) found = 1;
-        }
+        for (int i = 0; i < nshards && i < w->nfiles && !found; i++)
+            if (strcmp(shards[i], it->valuestring) == 0) found = vx_st_find(w->files[i], it->string) != NULL;
         if (!found)
             st = vx_fail(err, VOCIS_E_FORMAT, "%s: tensor '%s' is not in its shard %s", path, it->string,
                          it->valuestring);
@@ -412,6 +474,10 @@ vocis_status vx_weights_open(const char *path, vx_weights **out, vx_err *err) {
     vx_weights *w = vx_calloc(err, 1, sizeof *w, "weights");
     if (!w) return VOCIS_E_NOMEM;
     w->path = strdup(path);
+    if (!w->path) {
+        free(w);
+        return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    }
     vocis_status st = ends_with(path, ".json") ? ws_open_index(w, path, err) : ws_add_file(w, path, err);
     if (st == VOCIS_OK) st = ws_build_refs(w, err);
     if (st != VOCIS_OK) {
@@ -531,6 +597,20 @@ void vx_st_writer_free(vx_st_writer *w) {
 vocis_status vx_st_writer_add(vx_st_writer *w, const char *name, vx_dtype dt, int ndim, const int64_t *shape,
                               const void *data, vx_err *err) {
     if (ndim < 0 || ndim > VX_MAX_DIMS) return vx_fail(err, VOCIS_E_ARG, "tensor '%s': bad rank %d", name, ndim);
+    if ((unsigned)dt >= VX_DTYPE_COUNT) return vx_fail(err, VOCIS_E_ARG, "tensor '%s': bad dtype %d", name, (int)dt);
+    if (strcmp(name, "__metadata__") == 0)
+        return vx_fail(err, VOCIS_E_ARG, "tensor name '__metadata__' is reserved");
+    for (int i = 0; i < w->n; i++)
+        if (strcmp(w->e[i].name, name) == 0)
+            return vx_fail(err, VOCIS_E_ARG, "tensor '%s' added twice", name);
+    size_t numel = 1, bytes;
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 0 || __builtin_mul_overflow(numel, (size_t)shape[i], &numel))
+            return vx_fail(err, VOCIS_E_ARG, "tensor '%s': invalid shape entry %d (%lld)", name, i,
+                           (long long)shape[i]);
+    if (__builtin_mul_overflow(numel, vx_dtype_size(dt), &bytes))
+        return vx_fail(err, VOCIS_E_ARG, "tensor '%s': byte size overflows", name);
+    if (bytes && !data) return vx_fail(err, VOCIS_E_ARG, "tensor '%s': no data", name);
     if (w->n == w->cap) {
         int cap = w->cap ? w->cap * 2 : 16;
         wr_entry *ne = realloc(w->e, sizeof *ne * (size_t)cap);
@@ -540,12 +620,8 @@ vocis_status vx_st_writer_add(vx_st_writer *w, const char *name, vx_dtype dt, in
     }
     wr_entry *e = &w->e[w->n];
     memset(e, 0, sizeof *e);
-    size_t numel = 1;
-    for (int i = 0; i < ndim; i++) {
-        e->shape[i] = shape[i];
-        numel *= (size_t)shape[i];
-    }
-    e->bytes = numel * vx_dtype_size(dt);
+    for (int i = 0; i < ndim; i++) e->shape[i] = shape[i];
+    e->bytes = bytes;
     e->name = strdup(name);
     e->data = malloc(e->bytes ? e->bytes : 1);
     if (!e->name || !e->data) {
@@ -570,29 +646,38 @@ vocis_status vx_st_writer_meta(vx_st_writer *w, const char *key, const char *val
 vocis_status vx_st_writer_save(vx_st_writer *w, const char *path, vx_err *err) {
     cJSON *root = cJSON_CreateObject();
     if (!root) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    if (w->meta) cJSON_AddItemToObject(root, "__metadata__", cJSON_Duplicate(w->meta, 1));
+    /* Every cJSON_Add* result is checked: a silently dropped item would write a wrong header. */
+    int built = !w->meta || cJSON_AddItemToObject(root, "__metadata__", cJSON_Duplicate(w->meta, 1));
     uint64_t off = 0;
-    for (int i = 0; i < w->n; i++) {
+    for (int i = 0; built && i < w->n; i++) {
         wr_entry *e = &w->e[i];
         cJSON *o = cJSON_AddObjectToObject(root, e->name);
-        cJSON_AddStringToObject(o, "dtype", vx_dtype_name(e->dt));
-        cJSON *sh = cJSON_AddArrayToObject(o, "shape");
-        for (int d = 0; d < e->ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)e->shape[d]));
-        cJSON *of = cJSON_AddArrayToObject(o, "data_offsets");
-        cJSON_AddItemToArray(of, cJSON_CreateNumber((double)off));
-        cJSON_AddItemToArray(of, cJSON_CreateNumber((double)(off + e->bytes)));
+        cJSON *sh = o ? cJSON_AddArrayToObject(o, "shape") : NULL;
+        cJSON *of = o ? cJSON_AddArrayToObject(o, "data_offsets") : NULL;
+        built = o && sh && of && cJSON_AddStringToObject(o, "dtype", vx_dtype_name(e->dt));
+        for (int d = 0; built && d < e->ndim; d++)
+            built = cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)e->shape[d]));
+        built = built && cJSON_AddItemToArray(of, cJSON_CreateNumber((double)off)) &&
+                cJSON_AddItemToArray(of, cJSON_CreateNumber((double)(off + e->bytes)));
         off += e->bytes;
     }
-    char *json = cJSON_PrintUnformatted(root);
+    char *json = built ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
     if (!json) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     size_t hlen = strlen(json), padded = (hlen + 7) & ~(size_t)7;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    size_t tl = strlen(path) + 5;
+    char *tmp = malloc(tl);
+    if (!tmp) {
+        free(json);
+        return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    }
+    snprintf(tmp, tl, "%s.tmp", path);
     FILE *fp = fopen(tmp, "wb");
     if (!fp) {
+        int e = errno;
         free(json);
-        return vx_fail(err, VOCIS_E_IO, "%s: cannot write: %s", path, strerror(errno));
+        free(tmp);
+        return vx_fail(err, VOCIS_E_IO, "%s: cannot write: %s", path, strerror(e));
     }
     uint8_t len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (uint8_t)((uint64_t)padded >> (8 * i));
@@ -604,7 +689,9 @@ vocis_status vx_st_writer_save(vx_st_writer *w, const char *path, vx_err *err) {
     if (!ok || rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
+        free(tmp);
         return vx_fail(err, VOCIS_E_IO, "%s: write failed: %s", path, strerror(e));
     }
+    free(tmp);
     return VOCIS_OK;
 }

@@ -13,6 +13,8 @@
 typedef struct vx_st_file vx_st_file;
 
 vocis_status vx_st_open(const char *path, vx_st_file **out, vx_err *err);
+/* Same checks on an in-memory file (copied; name is used in messages). */
+vocis_status vx_st_open_mem(const void *buf, size_t len, const char *name, vx_st_file **out, vx_err *err);
 void vx_st_close(vx_st_file *f);
 const char *vx_st_path(const vx_st_file *f);
 int vx_st_count(const vx_st_file *f);
