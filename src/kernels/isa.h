@@ -1,0 +1,94 @@
+/* Internal to src/kernels: instruction-set levels, target attributes and the
+ * small SIMD helpers shared by several kernel files. Not for model code. */
+#ifndef VX_KERNELS_ISA_H
+#define VX_KERNELS_ISA_H
+
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "kernels/kernels.h"
+
+enum { VX_ISA_SCALAR = 0, VX_ISA_AVX2 = 1, VX_ISA_AVX512 = 2 };
+
+/* Best level this CPU and OS support (computed once). */
+int vx_cpu_isa(void);
+
+/* Make OpenBLAS single-threaded (once per process): the kernels partition
+ * work over their own OpenMP threads and call sgemm inside each partition,
+ * so a second, nested thread pool would only oversubscribe the cores. */
+void vx_blas_init(void);
+
+/* The public kernels with an explicit level (≤ vx_cpu_isa()), so that the
+ * unit tests can check every variant on one machine. */
+void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
+                   int nthreads);
+void vx_attention_isa(int isa, float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
+                      int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
+                      int nthreads);
+/* Softmax of one row with the given level (vx_softmax uses the best one). */
+void vx_softmax_isa(int isa, float *x, int64_t n);
+
+#define VX_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define VX_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
+#define VX_INLINE static inline __attribute__((always_inline))
+
+/* exp(x) for float lanes, Cephes-style: x = n·ln2 + r, e^r by a degree-7
+ * polynomial; max error about 1 ulp over the normal range. Inputs below
+ * −87.3 (AVX2) / −103.9 (AVX-512) give exactly 0, like expf of −inf. */
+VX_INLINE VX_TARGET_AVX512 __m512 vx_exp512(__m512 x) {
+    const __m512 lo = _mm512_set1_ps(-103.972084f);
+    __mmask16 zero = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
+    x = _mm512_min_ps(_mm512_max_ps(x, lo), _mm512_set1_ps(88.7228391f));
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    return _mm512_maskz_scalef_ps((__mmask16)~zero, p, n);
+}
+
+VX_INLINE VX_TARGET_AVX2 __m256 vx_exp256(__m256 x) {
+    const __m256 lo = _mm256_set1_ps(-87.3365479f);
+    __m256 zero = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+    x = _mm256_min_ps(_mm256_max_ps(x, lo), _mm256_set1_ps(88.3762626f));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    /* n ∈ [−126, 127]: build 2^n directly in the exponent field. */
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_andnot_ps(zero, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
+}
+
+VX_INLINE VX_TARGET_AVX512 float vx_hsum512(__m512 v) { return _mm512_reduce_add_ps(v); }
+
+VX_INLINE VX_TARGET_AVX2 float vx_hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+VX_INLINE VX_TARGET_AVX512 float vx_hmax512(__m512 v) { return _mm512_reduce_max_ps(v); }
+
+VX_INLINE VX_TARGET_AVX2 float vx_hmax256(__m256 v) {
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+#endif

@@ -1,0 +1,377 @@
+/* Linear layers y = x·Wᵀ + b with W in its file dtype, and the f32 GEMM.
+ *
+ * Small M (decode, CFG pairs): memory-bound. Each thread owns a slice of W's
+ * rows and streams it once; a tile computes MB (≤ 4) x-rows against NR W-rows
+ * so that every converted W vector feeds MB FMAs. bf16 → f32 is a 16-bit
+ * shift, f16 → f32 is vcvtph2ps; accumulation is f32 in SIMD lanes.
+ *
+ * Large M (prefill, conv-as-GEMM): compute-bound; OpenBLAS sgemm. bf16/f16
+ * weights are converted in panels of PANEL rows to per-thread f32 scratch,
+ * then sgemm writes the matching column block of y. Measured on the 2-core
+ * Zen host (M=512, K=1024, N=4096): OpenBLAS' Haswell sgemm reaches about
+ * 120 GFLOP/s per core, and the panel conversion costs a few percent, so a
+ * hand-written blocked kernel was not worth it.
+ */
+#include <cblas.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/isa.h"
+
+/* From this many x rows on, sgemm beats streaming W per 4-row block
+ * (bench_linear, bf16 K=1024 N=4096, 2 threads). */
+#define GEMM_MIN_M 16
+#define PANEL 256
+/* Software prefetch distance on each streamed W row: the hardware
+ * prefetcher alone left ~15% of single-core bandwidth unused (bf16,
+ * 1 thread: 25 → 29 GB/s at 1024 B; 256 B and 4096 B were worse). */
+#ifndef PF_AHEAD
+#define PF_AHEAD 1024
+#endif
+#ifndef PFV
+#define PFV 0
+#endif
+
+vx_mat vx_mat_of(const vx_tensor *t) {
+    vx_mat m = {t->dtype, t->shape[0], 1, t->data};
+    for (int d = 1; d < t->ndim; d++) m.cols *= t->shape[d];
+    return m;
+}
+
+static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
+static void blas_single(void) { openblas_set_num_threads(1); }
+void vx_blas_init(void) { pthread_once(&blas_once, blas_single); }
+
+/* ---- f32 GEMM ---- */
+
+static void sgemm1(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                   const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return;
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
+                (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+}
+
+void vx_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                 int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc, int nthreads) {
+    vx_blas_init();
+    if ((double)M * N * K < 1e6) nthreads = 1;
+    if (nthreads <= 1) {
+        sgemm1(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    /* Split the larger of M and N into one contiguous block per thread. */
+    int split_m = M >= N;
+    int64_t len = split_m ? M : N;
+#pragma omp parallel num_threads(nthreads)
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+        int t = 0, nt = 1;
+#endif
+        int64_t step = (len + nt - 1) / nt;
+        if (!split_m) step = (step + 15) & ~(int64_t)15;
+        int64_t a = t * step, b = a + step < len ? a + step : len;
+        if (a < b) {
+            if (split_m)
+                sgemm1(transA, transB, b - a, N, K, alpha, transA ? A + a : A + a * lda, lda, B, ldb, beta,
+                       C + a * ldc, ldc);
+            else
+                sgemm1(transA, transB, M, b - a, K, alpha, A, lda, transB ? B + a * ldb : B + a, ldb, beta,
+                       C + a, ldc);
+        }
+    }
+}
+
+/* ---- small-M streaming kernels ----
+ * A tile: y[m][n] for m < MB, n < NR over the whole K, written as
+ * y[m·ldy + n] = dot + bias[n]. MB, NR and the dtype are compile-time
+ * constants after inlining, so the accumulators live in registers. */
+
+typedef void (*tile_fn)(const float *x, int64_t ldx, const void *w, int64_t K, float *y, int64_t ldy,
+                        const float *bias);
+
+static inline const uint16_t *u16(const void *w) { return (const uint16_t *)w; }
+
+VX_INLINE VX_TARGET_AVX512 __m512 w512(vx_dtype dt, const void *w, int64_t k) {
+    if (dt == VX_F32) return _mm512_loadu_ps((const float *)w + k);
+    __m256i h = _mm256_loadu_si256((const __m256i *)(u16(w) + k));
+    if (dt == VX_BF16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    return _mm512_cvtph_ps(h);
+}
+
+VX_INLINE VX_TARGET_AVX512 __m512 w512m(vx_dtype dt, const void *w, int64_t k, __mmask16 m) {
+    if (dt == VX_F32) return _mm512_maskz_loadu_ps(m, (const float *)w + k);
+    __m256i h = _mm256_maskz_loadu_epi16(m, u16(w) + k);
+    if (dt == VX_BF16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    return _mm512_cvtph_ps(h);
+}
+
+VX_INLINE VX_TARGET_AVX512 void tile512(vx_dtype dt, int MB, int NR, const float *x, int64_t ldx, const void *w,
+                                        int64_t K, float *y, int64_t ldy, const float *bias) {
+    size_t es = dt == VX_F32 ? 4 : 2;
+    const char *wr[8];
+    __m512 acc[4][8];
+    _Pragma("GCC unroll 8")
+    for (int r = 0; r < NR; r++) wr[r] = (const char *)w + (size_t)r * K * es;
+    _Pragma("GCC unroll 8")
+    for (int m = 0; m < MB; m++)
+        _Pragma("GCC unroll 8")
+        for (int r = 0; r < NR; r++) acc[m][r] = _mm512_setzero_ps();
+    int64_t k = 0;
+    for (; k + 16 <= K; k += 16) {
+        __m512 wv[8];
+        _Pragma("GCC unroll 8")
+        for (int r = 0; r < NR; r++) wv[r] = w512(dt, wr[r], k);
+#if PFV == 0 || PFV == 2
+        _Pragma("GCC unroll 8")
+        for (int r = 0; r < NR; r++) _mm_prefetch(wr[r] + k * es + PF_AHEAD, _MM_HINT_T0);
+#endif
+#if PFV == 3
+        {
+            int64_t off = k * (int64_t)es + PF_AHEAD;
+            if (off >= K * (int64_t)es) off += (NR - 1) * K * (int64_t)es;
+            _Pragma("GCC unroll 8")
+            for (int r = 0; r < NR; r++) _mm_prefetch(wr[r] + off, _MM_HINT_T0);
+        }
+#endif
+#if PFV == 1 || PFV == 2
+        _Pragma("GCC unroll 8")
+        for (int r = 0; r < NR; r++) _mm_prefetch(wr[r] + (NR * K + k) * es, _MM_HINT_T1);
+#endif
+        _Pragma("GCC unroll 8")
+        for (int m = 0; m < MB; m++) {
+            __m512 xv = _mm512_loadu_ps(x + m * ldx + k);
+            _Pragma("GCC unroll 8")
+            for (int r = 0; r < NR; r++) acc[m][r] = _mm512_fmadd_ps(xv, wv[r], acc[m][r]);
+        }
+    }
+    if (k < K) {
+        __mmask16 mk = (__mmask16)((1u << (K - k)) - 1);
+        __m512 wv[8];
+        _Pragma("GCC unroll 8")
+        for (int r = 0; r < NR; r++) wv[r] = w512m(dt, wr[r], k, mk);
+        _Pragma("GCC unroll 8")
+        for (int m = 0; m < MB; m++) {
+            __m512 xv = _mm512_maskz_loadu_ps(mk, x + m * ldx + k);
+            _Pragma("GCC unroll 8")
+            for (int r = 0; r < NR; r++) acc[m][r] = _mm512_fmadd_ps(xv, wv[r], acc[m][r]);
+        }
+    }
+    _Pragma("GCC unroll 8")
+    for (int m = 0; m < MB; m++)
+        _Pragma("GCC unroll 8")
+        for (int r = 0; r < NR; r++) y[m * ldy + r] = vx_hsum512(acc[m][r]) + (bias ? bias[r] : 0.0f);
+}
+
+VX_INLINE VX_TARGET_AVX2 __m256 w256(vx_dtype dt, const void *w, int64_t k) {
+    if (dt == VX_F32) return _mm256_loadu_ps((const float *)w + k);
+    __m128i h = _mm_loadu_si128((const __m128i *)(u16(w) + k));
+    if (dt == VX_BF16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    return _mm256_cvtph_ps(h);
+}
+
+static inline float w1(vx_dtype dt, const void *w, int64_t k) {
+    if (dt == VX_F32) return ((const float *)w)[k];
+    if (dt == VX_BF16) return vx_bf16_to_f32(u16(w)[k]);
+    return vx_f16_to_f32(u16(w)[k]);
+}
+
+VX_INLINE VX_TARGET_AVX2 void tile256(vx_dtype dt, int MB, int NR, const float *x, int64_t ldx, const void *w,
+                                      int64_t K, float *y, int64_t ldy, const float *bias) {
+    size_t es = dt == VX_F32 ? 4 : 2;
+    const char *wr[4];
+    __m256 acc[4][4];
+    _Pragma("GCC unroll 4")
+    for (int r = 0; r < NR; r++) wr[r] = (const char *)w + (size_t)r * K * es;
+    _Pragma("GCC unroll 4")
+    for (int m = 0; m < MB; m++)
+        _Pragma("GCC unroll 4")
+        for (int r = 0; r < NR; r++) acc[m][r] = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 wv[4];
+        _Pragma("GCC unroll 4")
+        for (int r = 0; r < NR; r++) wv[r] = w256(dt, wr[r], k);
+        _Pragma("GCC unroll 4")
+        for (int r = 0; r < NR; r++) _mm_prefetch(wr[r] + k * es + PF_AHEAD, _MM_HINT_T0);
+        _Pragma("GCC unroll 4")
+        for (int m = 0; m < MB; m++) {
+            __m256 xv = _mm256_loadu_ps(x + m * ldx + k);
+            _Pragma("GCC unroll 4")
+            for (int r = 0; r < NR; r++) acc[m][r] = _mm256_fmadd_ps(xv, wv[r], acc[m][r]);
+        }
+    }
+    _Pragma("GCC unroll 4")
+    for (int m = 0; m < MB; m++)
+        _Pragma("GCC unroll 4")
+        for (int r = 0; r < NR; r++) {
+            float s = vx_hsum256(acc[m][r]);
+            for (int64_t j = k; j < K; j++) s += x[m * ldx + j] * w1(dt, wr[r], j);
+            y[m * ldy + r] = s + (bias ? bias[r] : 0.0f);
+        }
+}
+
+/* Scalar: 8 partial sums per dot keep the rounding error close to the SIMD paths. */
+static inline void tile1(vx_dtype dt, int MB, int NR, const float *x, int64_t ldx, const void *w, int64_t K,
+                         float *y, int64_t ldy, const float *bias) {
+    size_t es = vx_dtype_size(dt);
+    for (int r = 0; r < NR; r++) {
+        const void *wr = (const char *)w + (size_t)r * K * es;
+        for (int m = 0; m < MB; m++) {
+            const float *xm = x + m * ldx;
+            float p[8] = {0};
+            int64_t k = 0;
+            for (; k + 8 <= K; k += 8)
+                for (int l = 0; l < 8; l++) p[l] += xm[k + l] * w1(dt, wr, k + l);
+            float s = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+            for (; k < K; k++) s += xm[k] * w1(dt, wr, k);
+            y[m * ldy + r] = s + (bias ? bias[r] : 0.0f);
+        }
+    }
+}
+
+#define TILE_ARGS const float *x, int64_t ldx, const void *w, int64_t K, float *y, int64_t ldy, const float *bias
+#define TILE_PASS x, ldx, w, K, y, ldy, bias
+/* For one level and dtype: MB = 1..4 rows of x against NR12 (MB ≤ 2) or
+ * NR34 (MB ≥ 3) rows of W, plus the single-row tiles for the N tail. */
+#define DEF_TILE(ISA, ATTR, FN, DT, MB, NR)                                                                 \
+    static ATTR void ISA##_##DT##_##MB##_##NR(TILE_ARGS) { FN(DT, MB, NR, TILE_PASS); }
+#define DEF_DT(ISA, ATTR, FN, DT, NR12, NR34)                                                               \
+    DEF_TILE(ISA, ATTR, FN, DT, 1, NR12)                                                                   \
+    DEF_TILE(ISA, ATTR, FN, DT, 2, NR12)                                                                   \
+    DEF_TILE(ISA, ATTR, FN, DT, 3, NR34)                                                                   \
+    DEF_TILE(ISA, ATTR, FN, DT, 4, NR34)                                                                   \
+    DEF_TILE(ISA, ATTR, FN, DT, 1, 1)                                                                      \
+    DEF_TILE(ISA, ATTR, FN, DT, 2, 1)                                                                      \
+    DEF_TILE(ISA, ATTR, FN, DT, 3, 1)                                                                      \
+    DEF_TILE(ISA, ATTR, FN, DT, 4, 1)
+#define DEF_ISA(ISA, ATTR, FN, NR12, NR34)                                                                  \
+    DEF_DT(ISA, ATTR, FN, VX_F32, NR12, NR34)                                                              \
+    DEF_DT(ISA, ATTR, FN, VX_F16, NR12, NR34)                                                              \
+    DEF_DT(ISA, ATTR, FN, VX_BF16, NR12, NR34)
+
+typedef struct {
+    tile_fn wide, one;
+    int nr;
+} tile_set;
+#define SET(ISA, DT, MB, NR) {ISA##_##DT##_##MB##_##NR, ISA##_##DT##_##MB##_1, NR}
+#define SETS_DT(ISA, DT, NR12, NR34)                                                                        \
+    {SET(ISA, DT, 1, NR12), SET(ISA, DT, 2, NR12), SET(ISA, DT, 3, NR34), SET(ISA, DT, 4, NR34)}
+#define SETS(ISA, NR12, NR34)                                                                               \
+    {SETS_DT(ISA, VX_F32, NR12, NR34), SETS_DT(ISA, VX_F16, NR12, NR34), SETS_DT(ISA, VX_BF16, NR12, NR34)}
+
+/* NR, the W rows per tile, is as large as the registers allow: more rows
+ * in flight stream faster (AVX-512, 1 thread, bf16 K=4096: NR 2/4/8 gave
+ * 22/30/33 GB/s). AVX-512 has 32 registers: MB·NR accumulators + NR + 1;
+ * AVX2 has 16. */
+DEF_ISA(s1, , tile1, 4, 4)
+DEF_ISA(v2, VX_TARGET_AVX2, tile256, 4, 2)
+DEF_ISA(v5, VX_TARGET_AVX512, tile512, 8, 4)
+
+/* tiles[isa][dtype F32/F16/BF16][MB − 1] */
+static const tile_set tiles[3][3][4] = {SETS(s1, 4, 4), SETS(v2, 4, 2), SETS(v5, 8, 4)};
+
+/* y[:, n0:n1] for all M rows, one thread. W rows are processed in groups of
+ * `nt` that fit in L2 so that M > 4 re-reads them from cache, not memory. */
+static void linear_stream(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
+                          int64_t n0, int64_t n1) {
+    int64_t K = W->cols, N = W->rows;
+    size_t es = vx_dtype_size(W->dtype);
+    int di = W->dtype == VX_F32 ? 0 : W->dtype == VX_F16 ? 1 : 2;
+    int64_t nt = K > 0 ? (int64_t)(256 * 1024 / (K * es)) / 8 * 8 : n1 - n0;
+    if (nt < 8) nt = 8;
+    for (int64_t a = n0; a < n1; a += nt) {
+        int64_t b = a + nt < n1 ? a + nt : n1;
+        for (int64_t m = 0; m < M; m += 4) {
+            int mb = M - m < 4 ? (int)(M - m) : 4;
+            const tile_set *ts = &tiles[isa][di][mb - 1];
+            const float *xm = x + m * K;
+            float *ym = y + m * N;
+            int64_t n = a;
+            for (; n + ts->nr <= b; n += ts->nr)
+                ts->wide(xm, K, (const char *)W->data + (size_t)n * K * es, K, ym + n, N, bias ? bias + n : NULL);
+            for (; n < b; n++)
+                ts->one(xm, K, (const char *)W->data + (size_t)n * K * es, K, ym + n, N, bias ? bias + n : NULL);
+        }
+    }
+}
+
+static void thread_range(int64_t len, int align, int t, int nt, int64_t *a, int64_t *b) {
+    int64_t step = (len + nt - 1) / nt;
+    step = (step + align - 1) / align * align;
+    *a = t * step < len ? t * step : len;
+    *b = *a + step < len ? *a + step : len;
+}
+
+/* Large M, bf16/f16 W: convert PANEL rows at a time and sgemm them. Returns
+ * 0 if scratch memory was not available (the caller then streams). */
+static int linear_panels(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads) {
+    int64_t K = W->cols, N = W->rows;
+    size_t es = vx_dtype_size(W->dtype);
+    int ok = 1;
+#pragma omp parallel num_threads(nthreads) reduction(&& : ok)
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+        int t = 0, nt = 1;
+#endif
+        int64_t a, b;
+        thread_range(N, 16, t, nt, &a, &b);
+        int64_t pr = b - a < PANEL ? b - a : PANEL;
+        float *buf = a < b ? malloc((size_t)pr * K * sizeof(float)) : NULL;
+        if (a < b && !buf) ok = 0;
+        for (int64_t n = a; buf && n < b; n += PANEL) {
+            int64_t rows = b - n < PANEL ? b - n : PANEL;
+            vx_to_f32(buf, (const char *)W->data + (size_t)n * K * es, W->dtype, (size_t)(rows * K));
+            sgemm1(0, 1, M, rows, K, 1.0f, x, K, buf, K, 0.0f, y + n, N);
+            if (bias)
+                for (int64_t m = 0; m < M; m++) vx_add(y + m * N + n, bias + n, rows);
+        }
+        free(buf);
+    }
+    return ok;
+}
+
+void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
+                   int nthreads) {
+    int64_t K = W->cols, N = W->rows;
+    if (M <= 0 || N <= 0) return;
+    if (nthreads < 1) nthreads = 1;
+    if (M >= GEMM_MIN_M && K > 0) {
+        vx_blas_init();
+        if (W->dtype == VX_F32) {
+            vx_gemm_f32(0, 1, M, N, K, 1.0f, x, K, (const float *)W->data, K, 0.0f, y, N, nthreads);
+            if (bias)
+                for (int64_t m = 0; m < M; m++) vx_add(y + m * N, bias, N);
+            return;
+        }
+        if (linear_panels(y, x, M, W, bias, nthreads)) return;
+    }
+    /* Below ~1 MFLOP the thread start-up costs more than it saves. */
+    if ((double)M * N * K < (1 << 18)) nthreads = 1;
+    if (nthreads == 1) {
+        linear_stream(isa, y, x, M, W, bias, 0, N);
+        return;
+    }
+#pragma omp parallel num_threads(nthreads)
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+        int t = 0, nt = 1;
+#endif
+        int64_t a, b;
+        thread_range(N, 16, t, nt, &a, &b);
+        if (a < b) linear_stream(isa, y, x, M, W, bias, a, b);
+    }
+}
+
+void vx_linear(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads) {
+    vx_linear_isa(vx_cpu_isa(), y, x, M, W, bias, nthreads);
+}

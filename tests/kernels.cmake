@@ -1,0 +1,5 @@
+# Tensor kernels: unit test, and the bench_linear tool (built, not run by ctest).
+vocis_unit_test(test_kernels ${VOCIS_TEST_SRC}/unit/test_kernels.c)
+
+add_executable(bench_linear ${VOCIS_TEST_SRC}/../bench/bench_linear.c)
+target_link_libraries(bench_linear PRIVATE vocis_static)

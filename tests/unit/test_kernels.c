@@ -1,0 +1,410 @@
+/* Kernels vs plain double-precision references, on odd shapes, for every
+ * dtype and every instruction-set level this CPU supports. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/isa.h"
+#include "kernels/kernels.h"
+#include "testlib.h"
+
+static const char *isa_name[] = {"scalar", "avx2", "avx512"};
+static unsigned seed = 1;
+
+static float *rnd(size_t n) {
+    float *x = malloc((n ? n : 1) * sizeof(float));
+    tl_fill_random(x, n, seed++);
+    return x;
+}
+
+/* Relative check: |a − b| ≤ rtol · scale + atol, per element with its own scale. */
+static int close_scaled(const char *what, const float *a, const double *b, const double *scale, size_t n,
+                        double rtol, double atol) {
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (!(d <= rtol * scale[i] + atol)) {
+            fprintf(stderr, "%s: [%zu] %.9g vs %.9g (|diff| %.3g, scale %.3g)\n", what, i, a[i], b[i], d, scale[i]);
+            tl_failures++;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- linear ---- */
+
+/* Weights stored in dtype; also returns their exact values as f32. */
+static void *make_weight(vx_dtype dt, const float *src, float *exact, size_t n) {
+    if (dt == VX_F32) {
+        float *w = malloc(n * sizeof(float));
+        memcpy(w, src, n * sizeof(float));
+        memcpy(exact, src, n * sizeof(float));
+        return w;
+    }
+    uint16_t *w = malloc(n * sizeof(uint16_t));
+    for (size_t i = 0; i < n; i++) {
+        w[i] = dt == VX_BF16 ? vx_f32_to_bf16(src[i]) : vx_f32_to_f16(src[i]);
+        exact[i] = dt == VX_BF16 ? vx_bf16_to_f32(w[i]) : vx_f16_to_f32(w[i]);
+    }
+    return w;
+}
+
+static void test_linear_case(int isa, vx_dtype dt, int64_t M, int64_t K, int64_t N, int with_bias, int nthreads) {
+    float *x = rnd((size_t)(M * K)), *w0 = rnd((size_t)(N * K)), *b = rnd((size_t)N);
+    float *we = malloc((size_t)(N * K + 1) * sizeof(float));
+    void *wd = make_weight(dt, w0, we, (size_t)(N * K));
+    /* exact-size output: ASan catches writes past the end */
+    float *y = malloc((size_t)(M * N) * sizeof(float));
+    double *ref = malloc((size_t)(M * N) * sizeof(double)), *sc = malloc((size_t)(M * N) * sizeof(double));
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            double s = with_bias ? b[n] : 0, a = with_bias ? fabs(b[n]) : 0;
+            for (int64_t k = 0; k < K; k++) {
+                s += (double)x[m * K + k] * we[n * K + k];
+                a += fabs((double)x[m * K + k] * we[n * K + k]);
+            }
+            ref[m * N + n] = s;
+            sc[m * N + n] = a;
+        }
+    vx_mat W = {dt, N, K, wd};
+    vx_linear_isa(isa, y, x, M, &W, with_bias ? b : NULL, nthreads);
+    char what[160];
+    snprintf(what, sizeof what, "linear %s %s M=%lld K=%lld N=%lld bias=%d threads=%d", isa_name[isa],
+             vx_dtype_name(dt), (long long)M, (long long)K, (long long)N, with_bias, nthreads);
+    close_scaled(what, y, ref, sc, (size_t)(M * N), 2e-6, 1e-7);
+    free(x), free(w0), free(b), free(we), free(wd), free(y), free(ref), free(sc);
+}
+
+static void test_linear(void) {
+    static const int64_t shapes[][2] = {{67, 13}, {16, 4}, {1, 1}, {130, 37}, {32, 9}, {300, 50}, {5, 3}};
+    static const int64_t ms[] = {1, 2, 3, 4, 5, 9, 16, 130};
+    static const vx_dtype dts[] = {VX_F32, VX_F16, VX_BF16};
+    for (int isa = 0; isa <= vx_cpu_isa(); isa++)
+        for (int d = 0; d < 3; d++)
+            for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+                for (size_t m = 0; m < sizeof ms / sizeof *ms; m++)
+                    test_linear_case(isa, dts[d], ms[m], shapes[s][0], shapes[s][1], (int)((s + m) & 1),
+                                     1 + (int)(m & 1));
+    /* threaded streaming with tiles and tails; several sgemm panels per thread */
+    for (int d = 0; d < 3; d++) {
+        test_linear_case(vx_cpu_isa(), dts[d], 2, 1030, 515, 1, 2);
+        test_linear_case(vx_cpu_isa(), dts[d], 20, 33, 600, 1, 2);
+        test_linear_case(vx_cpu_isa(), dts[d], 3, 0, 5, 1, 1); /* K = 0: y = bias */
+    }
+    /* vx_mat_of on a 3-D weight (Conv1d [Cout, Cin, k]) */
+    vx_tensor t = {VX_F32, 3, {8, 3, 5, 0}, NULL};
+    vx_mat m = vx_mat_of(&t);
+    CHECK(m.rows == 8 && m.cols == 15 && m.dtype == VX_F32);
+}
+
+/* ---- f32 GEMM ---- */
+
+static void test_gemm_case(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, float beta, int nthreads) {
+    int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 1;
+    float *A = rnd((size_t)((ta ? K : M) * lda)), *B = rnd((size_t)((tb ? N : K) * ldb));
+    float *C = rnd((size_t)(M * ldc));
+    double *ref = calloc((size_t)(M * ldc), sizeof(double)), *sc = calloc((size_t)(M * ldc), sizeof(double));
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < ldc; j++) {
+            if (j >= N) { /* padding must be untouched */
+                ref[i * ldc + j] = C[i * ldc + j];
+                continue;
+            }
+            double s = 0, a = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double av = ta ? A[k * lda + i] : A[i * lda + k], bv = tb ? B[j * ldb + k] : B[k * ldb + j];
+                s += av * bv;
+                a += fabs(av * bv);
+            }
+            ref[i * ldc + j] = alpha * s + (double)beta * C[i * ldc + j];
+            sc[i * ldc + j] = fabs(alpha) * a + fabs(beta * C[i * ldc + j]);
+        }
+    vx_gemm_f32(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, nthreads);
+    char what[128];
+    snprintf(what, sizeof what, "gemm ta=%d tb=%d M=%lld N=%lld K=%lld threads=%d", ta, tb, (long long)M,
+             (long long)N, (long long)K, nthreads);
+    close_scaled(what, C, ref, sc, (size_t)(M * ldc), 2e-6, 1e-7);
+    free(A), free(B), free(C), free(ref), free(sc);
+}
+
+static void test_gemm(void) {
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            test_gemm_case(ta, tb, 5, 7, 3, 1.0f, 0.0f, 1);
+            test_gemm_case(ta, tb, 130, 97, 100, 0.5f, 1.0f, 2); /* split over M */
+            test_gemm_case(ta, tb, 41, 260, 101, 1.0f, 0.25f, 2); /* split over N */
+        }
+}
+
+/* ---- element-wise and row-wise ops ---- */
+
+static void test_norms(void) {
+    static const int64_t dims[] = {1, 7, 16, 67, 1024};
+    for (size_t di = 0; di < sizeof dims / sizeof *dims; di++) {
+        int64_t D = dims[di], R = 3;
+        float *x = rnd((size_t)(R * D)), *w = rnd((size_t)D), *b = rnd((size_t)D), *y = malloc((size_t)(R * D) * 4);
+        double *ref = malloc((size_t)(R * D) * sizeof(double)), *sc = malloc((size_t)(R * D) * sizeof(double));
+        for (int wb = 0; wb < 2; wb++) {
+            vx_rmsnorm(y, x, wb ? w : NULL, R, D, 1e-5f);
+            for (int64_t r = 0; r < R; r++) {
+                double ss = 0;
+                for (int64_t i = 0; i < D; i++) ss += (double)x[r * D + i] * x[r * D + i];
+                double inv = 1.0 / sqrt(ss / D + 1e-5);
+                for (int64_t i = 0; i < D; i++) {
+                    ref[r * D + i] = x[r * D + i] * inv * (wb ? w[i] : 1.0);
+                    sc[r * D + i] = fabs(ref[r * D + i]);
+                }
+            }
+            close_scaled("rmsnorm", y, ref, sc, (size_t)(R * D), 1e-6, 1e-7);
+            vx_layernorm(y, x, wb ? w : NULL, wb ? b : NULL, R, D, 1e-5f);
+            for (int64_t r = 0; r < R; r++) {
+                double mu = 0, var = 0;
+                for (int64_t i = 0; i < D; i++) mu += x[r * D + i];
+                mu /= D;
+                for (int64_t i = 0; i < D; i++) var += (x[r * D + i] - mu) * (x[r * D + i] - mu);
+                double rs = 1.0 / sqrt(var / D + 1e-5);
+                for (int64_t i = 0; i < D; i++) {
+                    double h = (x[r * D + i] - mu) * rs;
+                    ref[r * D + i] = wb ? h * w[i] + b[i] : h;
+                    sc[r * D + i] = wb ? fabs(h * w[i]) + fabs(b[i]) : fabs(h);
+                }
+            }
+            close_scaled("layernorm", y, ref, sc, (size_t)(R * D), 2e-6, 1e-6);
+        }
+        free(x), free(w), free(b), free(y), free(ref), free(sc);
+    }
+}
+
+static void test_activations(void) {
+    enum { N = 203 };
+    float *x = rnd(N), *g = rnd(N), *y = malloc(N * 4);
+    double ref[N], sc[N];
+    for (int i = 0; i < N; i++) x[i] *= 8; /* cover [-8, 8) */
+#define ACT(name, call, expr)                                                                                   \
+    do {                                                                                                        \
+        memcpy(y, x, N * 4);                                                                                    \
+        call;                                                                                                   \
+        for (int i = 0; i < N; i++) {                                                                           \
+            double v = x[i];                                                                                    \
+            ref[i] = (expr);                                                                                    \
+            sc[i] = fabs(ref[i]);                                                                               \
+        }                                                                                                       \
+        close_scaled(name, y, ref, sc, N, 1e-6, 1e-7);                                                          \
+    } while (0)
+    ACT("silu", vx_silu(y, N), v / (1 + exp(-v)));
+    ACT("gelu", vx_gelu(y, N), 0.5 * v * (1 + erf(v / sqrt(2.0))));
+    ACT("gelu_tanh", vx_gelu_tanh(y, N), 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
+    ACT("swiglu", vx_swiglu(y, x, g, N), v / (1 + exp(-v)) * g[i]);
+    ACT("add", vx_add(y, g, N), v + g[i]);
+    ACT("scale", vx_scale(y, 0.3f, N), v * 0.3f);
+    ACT("axpy", vx_axpy(y, -1.5f, g, N), v + -1.5 * g[i]);
+#undef ACT
+    free(x), free(g), free(y);
+}
+
+static void test_softmax(void) {
+    static const int64_t ns[] = {1, 7, 15, 16, 17, 33, 100, 1000};
+    for (int isa = 0; isa <= vx_cpu_isa(); isa++)
+        for (size_t t = 0; t < sizeof ns / sizeof *ns; t++) {
+            int64_t n = ns[t];
+            float *x = rnd((size_t)n), *y = malloc((size_t)n * 4);
+            double *ref = malloc((size_t)n * 8), *sc = malloc((size_t)n * 8);
+            for (int64_t i = 0; i < n; i++) x[i] *= 20;
+            if (n > 3) x[1] = x[n - 1] = -INFINITY;
+            double mx = -INFINITY, s = 0;
+            for (int64_t i = 0; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+            for (int64_t i = 0; i < n; i++) s += exp(x[i] - mx);
+            for (int64_t i = 0; i < n; i++) {
+                ref[i] = exp(x[i] - mx) / s;
+                sc[i] = ref[i];
+            }
+            memcpy(y, x, (size_t)n * 4);
+            vx_softmax_isa(isa, y, n);
+            char what[64];
+            snprintf(what, sizeof what, "softmax %s n=%lld", isa_name[isa], (long long)n);
+            close_scaled(what, y, ref, sc, (size_t)n, 4e-6, 1e-9);
+            /* all −inf: zeros, no NaN */
+            for (int64_t i = 0; i < n; i++) y[i] = -INFINITY;
+            vx_softmax_isa(isa, y, n);
+            for (int64_t i = 0; i < n; i++) CHECK_MSG(y[i] == 0.0f, "%s all -inf [%lld] = %g", what, (long long)i, y[i]);
+            free(x), free(y), free(ref), free(sc);
+        }
+    float one[1] = {3.0f};
+    vx_softmax(one, 1);
+    CHECK(one[0] == 1.0f);
+}
+
+/* ---- RoPE ---- */
+
+static void check_bits(const char *what, const float *a, const uint32_t *bits, int n) {
+    for (int i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &a[i], 4);
+        if (u != bits[i]) {
+            fprintf(stderr, "%s: [%d] 0x%08x vs torch 0x%08x\n", what, i, u, bits[i]);
+            tl_failures++;
+            return;
+        }
+    }
+}
+
+static void test_rope(void) {
+    /* Bit patterns from torch 1.13 float32 (HF default rope + _compute_llama3_parameters). */
+    static const uint32_t f5e5_64[32] = {
+        0x3f800000, 0x3f29e1c6, 0x3ee177bc, 0x3e959ee3, 0x3e4693b0, 0x3e03c6a0, 0x3daee4ad, 0x3d681e67,
+        0x3d1a08c8, 0x3ccc6f49, 0x3c87a9c3, 0x3c340d6d, 0x3beef74f, 0x3b9e9402, 0x3b527720, 0x3b0baa41,
+        0x3ab95d21, 0x3a7603ea, 0x3a23418d, 0x39d8ac81, 0x398fc8f8, 0x393ed4f4, 0x38fd45c3, 0x38a8126b,
+        0x385f10c4, 0x381406cb, 0x37c47610, 0x37825f34, 0x372d07a7, 0x36e5a54d, 0x369864a7, 0x364a41b0};
+    static const uint32_t l3_64[32] = {
+        0x3f800000, 0x3f29e1c6, 0x3ee177bc, 0x3e959ee3, 0x3e4693b0, 0x3e03c6a0, 0x3daee4ad, 0x3d681e67,
+        0x3d1a08c8, 0x3ccc6f49, 0x3c87a9c3, 0x3c340d6d, 0x3beef74f, 0x3b9e9402, 0x3b527720, 0x3ab3d11d,
+        0x3a0995d2, 0x393b2dd2, 0x38a3418d, 0x3858ac81, 0x380fc8f8, 0x37bed4f4, 0x377d45c3, 0x3728126b,
+        0x36df10c4, 0x369406cb, 0x36447610, 0x36025f34, 0x35ad07a7, 0x3565a54d, 0x351864a7, 0x34ca41b0};
+    static const uint32_t f1e6_16[8] = {0x3f800000, 0x3e361887, 0x3d0186e3, 0x3bb8449c,
+                                        0x3a83126f, 0x393a7753, 0x3804a2b2, 0x36bcb0c1};
+    static const uint32_t f1e4_16[8] = {0x3f800000, 0x3ea1e89b, 0x3dcccccd, 0x3d0186e3,
+                                        0x3c23d70a, 0x3b4f3e38, 0x3a83126f, 0x39a5cb60};
+    /* theta 1e4, hd 128 as torch computes it, and after llama3 scaling (factor 32, 1, 4, 8192) */
+    static const uint32_t f1e4_128[64] = {
+        0x3f800000, 0x3f5dafd7, 0x3f3ff911, 0x3f263de0, 0x3f0ff59a, 0x3ef953cf, 0x3ed7e89b, 0x3ebaf81b,
+        0x3ea1e89b, 0x3e8c3504, 0x3e72d423, 0x3e5247ed, 0x3e361887, 0x3e1db040, 0x3e088d77, 0x3dec7fd6,
+        0x3dcccccd, 0x3db15978, 0x3d99940d, 0x3d84fe4d, 0x3d6655c2, 0x3d47763f, 0x3d2cba15, 0x3d159348,
+        0x3d0186e3, 0x3ce054d2, 0x3cc2434f, 0x3ca8398b, 0x3c91ad39, 0x3c7c4d33, 0x3c5a7bf2, 0x3c3d3311,
+        0x3c23d70a, 0x3c0de12d, 0x3bf5b9b0, 0x3bd4ca15, 0x3bb8449c, 0x3b9f91cc, 0x3b8a2e77, 0x3b6f520e,
+        0x3b4f3e38, 0x3b33770f, 0x3b1b690d, 0x3b06946f, 0x3ae91528, 0x3ac9d75c, 0x3aaec98e, 0x3a975c0e,
+        0x3a83126f, 0x3a6301e2, 0x3a44948c, 0x3a2a3b44, 0x3a136a16, 0x39ff4fac, 0x39dd1725, 0x39bf74d7,
+        0x39a5cb60, 0x398f9272, 0x3978a815, 0x395753e4, 0x393a7753, 0x39217916, 0x390bd472, 0x38f22ce2};
+    static const uint32_t l3_128[64] = {
+        0x3f800000, 0x3f5dafd7, 0x3f3ff911, 0x3f263de0, 0x3f0ff59a, 0x3ef953cf, 0x3ed7e89b, 0x3ebaf81b,
+        0x3ea1e89b, 0x3e8c3504, 0x3e72d423, 0x3e5247ed, 0x3e361887, 0x3e1db040, 0x3e088d77, 0x3dec7fd6,
+        0x3dcccccd, 0x3db15978, 0x3d99940d, 0x3d84fe4d, 0x3d6655c2, 0x3d47763f, 0x3d2cba15, 0x3d159348,
+        0x3d0186e3, 0x3ce054d2, 0x3cc2434f, 0x3ca8398b, 0x3c91ad39, 0x3c7c4d33, 0x3c5a7bf2, 0x3c3d3311,
+        0x3c23d70a, 0x3c0de12d, 0x3bf5b9b0, 0x3bd4ca15, 0x3bb8449c, 0x3b9f91cc, 0x3b8a2e77, 0x3b6f520e,
+        0x3b4f3e38, 0x3b1a90c6, 0x3adbaa1b, 0x3a9a33e1, 0x3a550c17, 0x3a0ffb3d, 0x39bc9bf8, 0x396b894e,
+        0x3907a276, 0x38846d37, 0x37c4948c, 0x37aa3b44, 0x37936a16, 0x377f4fac, 0x375d1725, 0x373f74d7,
+        0x3725cb60, 0x370f9272, 0x36f8a815, 0x36d753e4, 0x36ba7753, 0x36a17916, 0x368bd472, 0x36722ce2};
+    float f[64];
+    vx_rope_freqs(f, 64, 500000.0f);
+    check_bits("rope_freqs 5e5/64", f, f5e5_64, 32);
+    vx_rope_llama3_scale(f, 64, 8.0f, 1.0f, 4.0f, 8192.0f);
+    check_bits("rope_llama3 5e5/64", f, l3_64, 32);
+    vx_rope_freqs(f, 16, 1e6f);
+    check_bits("rope_freqs 1e6/16", f, f1e6_16, 8);
+    vx_rope_freqs(f, 16, 1e4f);
+    check_bits("rope_freqs 1e4/16", f, f1e4_16, 8);
+    memcpy(f, f1e4_128, sizeof f);
+    vx_rope_llama3_scale(f, 128, 32.0f, 1.0f, 4.0f, 8192.0f);
+    check_bits("rope_llama3 1e4/128 x32", f, l3_128, 64);
+    /* θ = 1e6, hd = 128 within 1 ulp of the double-precision value */
+    vx_rope_freqs(f, 128, 1e6f);
+    for (int i = 0; i < 64; i++) {
+        double r = pow(1e6, -(double)(float)(2 * i / 128.0));
+        CHECK_MSG(fabs(f[i] - r) <= 1.2e-7 * r, "rope_freqs 1e6/128 [%d] %.9g vs %.9g", i, f[i], r);
+    }
+
+    /* apply: rotate-half at a few positions, odd head count, hd 2..80 */
+    static const int hds[] = {2, 16, 64, 80, 160};
+    for (size_t t = 0; t < sizeof hds / sizeof *hds; t++) {
+        int hd = hds[t], H = 3;
+        float inv[80];
+        vx_rope_freqs(inv, hd, 10000.0f);
+        for (int64_t pos = 0; pos < 5000; pos += 1237) {
+            float *x = rnd((size_t)(H * hd)), *y = malloc((size_t)(H * hd) * 4);
+            double *ref = malloc((size_t)(H * hd) * 8), *sc = malloc((size_t)(H * hd) * 8);
+            memcpy(y, x, (size_t)(H * hd) * 4);
+            vx_rope_apply(y, H, hd, inv, pos);
+            for (int h = 0; h < H; h++)
+                for (int d = 0; d < hd / 2; d++) {
+                    double a = (double)(float)((float)pos * inv[d]); /* the float32 angle, as in HF */
+                    double x1 = x[h * hd + d], x2 = x[h * hd + d + hd / 2];
+                    ref[h * hd + d] = x1 * cos(a) - x2 * sin(a);
+                    ref[h * hd + d + hd / 2] = x2 * cos(a) + x1 * sin(a);
+                    sc[h * hd + d] = sc[h * hd + d + hd / 2] = fabs(x1) + fabs(x2);
+                }
+            char what[64];
+            snprintf(what, sizeof what, "rope_apply hd=%d pos=%lld", hd, (long long)pos);
+            close_scaled(what, y, ref, sc, (size_t)(H * hd), 3e-7, 0);
+            free(x), free(y), free(ref), free(sc);
+        }
+    }
+}
+
+/* ---- attention ---- */
+
+static void test_attention_case(int isa, int64_t nq, int64_t nk, int H, int Hkv, int hd, int pad, int causal,
+                                int nthreads) {
+    int64_t ks = (int64_t)Hkv * hd + pad, qs = (int64_t)H * hd;
+    float *q = rnd((size_t)(nq * qs)), *k = rnd((size_t)(nk * ks)), *v = rnd((size_t)(nk * ks));
+    float *out = malloc((size_t)(nq * qs) * 4);
+    double *ref = calloc((size_t)(nq * qs), 8), *sc = malloc((size_t)(nq * qs) * 8);
+    double *p = malloc((size_t)(nk ? nk : 1) * 8);
+    for (int64_t i = 0; i < nq * qs; i++) q[i] *= 3; /* peakier softmax */
+    float scale = 1.0f / sqrtf((float)hd);
+    for (int64_t i = 0; i < nq; i++)
+        for (int h = 0; h < H; h++) {
+            int g = h / (H / Hkv);
+            int64_t lim = causal ? nk - nq + i + 1 : nk;
+            if (lim < 0) lim = 0;
+            double mx = -INFINITY, s = 0;
+            for (int64_t j = 0; j < lim; j++) {
+                double d = 0;
+                for (int c = 0; c < hd; c++) d += (double)q[i * qs + h * hd + c] * k[j * ks + g * hd + c];
+                p[j] = d * scale;
+                mx = p[j] > mx ? p[j] : mx;
+            }
+            for (int64_t j = 0; j < lim; j++) s += p[j] = exp(p[j] - mx);
+            for (int c = 0; c < hd; c++) {
+                double o = 0;
+                for (int64_t j = 0; j < lim; j++) o += p[j] / s * v[j * ks + g * hd + c];
+                ref[i * qs + h * hd + c] = o;
+                sc[i * qs + h * hd + c] = 1.0; /* |v| ≤ 1 and weights sum to 1 */
+            }
+        }
+    vx_attention_isa(isa, out, q, k, v, nq, nk, H, Hkv, hd, ks, scale, causal, nthreads);
+    char what[160];
+    snprintf(what, sizeof what, "attention %s nq=%lld nk=%lld H=%d Hkv=%d hd=%d pad=%d causal=%d threads=%d",
+             isa_name[isa], (long long)nq, (long long)nk, H, Hkv, hd, pad, causal, nthreads);
+    close_scaled(what, out, ref, sc, (size_t)(nq * qs), 2e-6, 0);
+    free(q), free(k), free(v), free(out), free(ref), free(sc), free(p);
+}
+
+static void test_attention(void) {
+    for (int isa = 0; isa <= vx_cpu_isa(); isa++)
+        for (int th = 1; th <= 2; th++) {
+            test_attention_case(isa, 1, 300, 4, 4, 64, 0, 1, th);   /* decode, several key blocks */
+            test_attention_case(isa, 1, 1, 2, 1, 16, 0, 1, th);     /* first token */
+            test_attention_case(isa, 2, 129, 6, 2, 24, 5, 1, th);   /* GQA, hd tail, padded cache */
+            test_attention_case(isa, 10, 10, 3, 3, 17, 0, 1, th);   /* short prefill, row path */
+            test_attention_case(isa, 37, 37, 4, 2, 64, 0, 1, th);   /* prefill, sgemm path */
+            test_attention_case(isa, 20, 50, 2, 1, 33, 3, 1, th);   /* chunked prefill after a cache */
+            test_attention_case(isa, 32, 45, 4, 4, 16, 0, 0, th);   /* perceiver cross attention */
+            test_attention_case(isa, 3, 70, 8, 2, 130, 0, 0, th);   /* non-causal rows, hd > 128 */
+            test_attention_case(isa, 5, 3, 2, 2, 8, 0, 1, th);      /* nq > nk: first rows see nothing */
+            test_attention_case(isa, 20, 4, 2, 1, 8, 0, 1, th);     /* same on the sgemm path */
+            test_attention_case(isa, 1, 1000, 28, 4, 128, 0, 1, th); /* VibeVoice-7B-like decode */
+        }
+}
+
+static void test_cpu(void) {
+    int isa = vx_cpu_isa();
+    CHECK(isa >= 0 && isa <= 2);
+    CHECK(vx_cpu_has_avx512() == (isa == 2));
+    CHECK(!vx_cpu_has_avx512() || vx_cpu_has_avx2());
+    CHECK(!vx_cpu_has_avx512bf16() || vx_cpu_has_avx512());
+    printf("cpu: avx2 %d avx512 %d avx512bf16 %d -> testing up to %s\n", vx_cpu_has_avx2(), vx_cpu_has_avx512(),
+           vx_cpu_has_avx512bf16(), isa_name[isa]);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1) tl_data_dir = argv[1];
+    test_cpu();
+    test_linear();
+    test_gemm();
+    test_norms();
+    test_activations();
+    test_softmax();
+    test_rope();
+    test_attention();
+    return tl_finish("test_kernels");
+}
