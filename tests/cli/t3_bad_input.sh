@@ -7,27 +7,13 @@ VOCIS=$1 DATA=$2 SCRATCH=$3
 rm -rf "$SCRATCH"; mkdir -p "$SCRATCH"
 M=$DATA/chatterbox/ckpt
 COND=$DATA/chatterbox/golden/06_t3_cond.safetensors
-fails=0
+. "$(dirname "$0")/lib.sh"
 
-# expect_error NAME PATTERN CMD...: non-zero exit below 128, exactly one stderr line matching PATTERN.
-expect_error() {
-    local name=$1 pattern=$2; shift 2
-    timeout 60 "$@" >"$SCRATCH/out" 2>"$SCRATCH/err"
-    local rc=$? lines
-    lines=$(wc -l <"$SCRATCH/err")
-    if [ $rc -eq 0 ] || [ $rc -ge 124 ] || [ "$lines" -ne 1 ] || ! grep -qE -- "$pattern" "$SCRATCH/err"; then
-        echo "FAIL $name: rc=$rc, $lines stderr line(s):"; sed 's/^/    /' "$SCRATCH/err" | head -5
-        fails=$((fails + 1))
-    else
-        echo "ok   $name: $(cat "$SCRATCH/err")"
-    fi
-}
 
 # A model folder whose t3_cfg.safetensors is replaced by $1 (other files linked).
 model_with_t3() {
     local d=$SCRATCH/model_$2
-    mkdir -p "$d"
-    for f in "$M"/*; do ln -sf "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$d/"; done
+    link_model "$M" "$d"
     rm -f "$d/t3_cfg.safetensors"
     cp "$1" "$d/t3_cfg.safetensors"
     echo "$d"
@@ -83,5 +69,4 @@ head -c 4096 /dev/urandom >"$SCRATCH/garbage.pt"
 expect_error garbage-conds "garbage.pt" "$VOCIS" tokens --model "$M" --t3-cond "$SCRATCH/garbage.pt" --text "$T" -q
 expect_error missing-cond-file "cannot open" "$VOCIS" tokens --model "$M" --t3-cond "$SCRATCH/none.safetensors" --text "$T" -q
 
-[ $fails -eq 0 ] || { echo "$fails case(s) failed"; exit 1; }
-echo "all bad-input cases handled"
+finish

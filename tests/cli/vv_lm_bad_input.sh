@@ -5,8 +5,8 @@ VOCIS=$1 DATA=$2 SCRATCH=$3
 rm -rf "$SCRATCH"; mkdir -p "$SCRATCH"
 M=$DATA/vibevoice/model
 IN=$DATA/vibevoice/golden/06_lm_prefill.safetensors
-fails=0
-expect_error() { # NAME PATTERN MODEL_DIR
+. "$(dirname "$0")/lib.sh"
+expect_load_error() { # NAME PATTERN MODEL_DIR
     timeout 60 "$VOCIS" debug qwen2-prefill --model "$3" --in "$IN" --out "$SCRATCH/out.safetensors" \
         >/dev/null 2>"$SCRATCH/err"
     local rc=$? lines
@@ -20,24 +20,22 @@ expect_error() { # NAME PATTERN MODEL_DIR
 }
 model() { # NAME: a copy of the tiny model folder (weights linked)
     local d=$SCRATCH/$1
-    mkdir -p "$d"
-    for f in "$M"/*; do ln -sf "$(cd "$M" && pwd)/$(basename "$f")" "$d/"; done
+    link_model "$M" "$d"
     rm "$d/config.json"; cp "$M/config.json" "$d/config.json"
     echo "$d"
 }
 
 d=$(model shard); rm "$d/model-00002-of-00002.safetensors"
-expect_error missing-shard "model-00002-of-00002.safetensors: cannot open" "$d"
+expect_load_error missing-shard "model-00002-of-00002.safetensors: cannot open" "$d"
 d=$(model notjson); echo '{"decoder_config": ' >"$d/config.json"
-expect_error config-not-json "config.json.*JSON" "$d"
+expect_load_error config-not-json "config.json.*JSON" "$d"
 d=$(model negative); sed -i 's/"num_hidden_layers": 2/"num_hidden_layers": -2/' "$d/config.json"
-expect_error negative-layers "num_hidden_layers" "$d"
+expect_load_error negative-layers "num_hidden_layers" "$d"
 d=$(model heads); sed -i 's/"num_attention_heads": 4/"num_attention_heads": 5/' "$d/config.json"
-expect_error heads-not-dividing "num_attention_heads|head" "$d"
+expect_load_error heads-not-dividing "num_attention_heads|head" "$d"
 d=$(model missing); sed -i '/"hidden_size": 64,/d' "$d/config.json"
-expect_error missing-hidden "hidden_size" "$d"
+expect_load_error missing-hidden "hidden_size" "$d"
 d=$(model mismatch); sed -i 's/"intermediate_size": 160/"intermediate_size": 128/' "$d/config.json"
-expect_error config-vs-checkpoint "160|128" "$d"
+expect_load_error config-vs-checkpoint "160|128" "$d"
 
-[ $fails -eq 0 ] || { echo "$fails case(s) failed"; exit 1; }
-echo "all bad-input cases handled"
+finish

@@ -1,0 +1,36 @@
+# Shared helpers for the CLI bad-input scripts (sourced). Expects SCRATCH set.
+fails=0
+
+# expect_error NAME PATTERN CMD...: the command must exit non-zero (not by a
+# signal or a timeout) with exactly one stderr line matching PATTERN.
+expect_error() {
+    local name=$1 pattern=$2; shift 2
+    timeout 120 "$@" >"$SCRATCH/out" 2>"$SCRATCH/err"
+    local rc=$? lines
+    lines=$(wc -l <"$SCRATCH/err")
+    if [ $rc -eq 0 ] || [ $rc -ge 124 ] || [ "$lines" -ne 1 ] || ! grep -qE -- "$pattern" "$SCRATCH/err"; then
+        echo "FAIL $name: rc=$rc, $lines stderr line(s):"; sed 's/^/    /' "$SCRATCH/err" | head -5
+        fails=$((fails + 1))
+    else
+        echo "ok   $name: $(cat "$SCRATCH/err")"
+    fi
+}
+
+# no_file NAME PATH...: none of the paths may exist.
+no_file() {
+    local name=$1; shift
+    for f in "$@"; do
+        if [ -e "$f" ]; then echo "FAIL $name: $f was left behind"; fails=$((fails + 1)); fi
+    done
+}
+
+# link_model SRC DST: a model folder whose files are symlinks to SRC's.
+link_model() {
+    mkdir -p "$2"
+    for f in "$1"/*; do ln -sf "$(cd "$1" && pwd)/$(basename "$f")" "$2/"; done
+}
+
+finish() {
+    [ $fails -eq 0 ] || { echo "$fails case(s) failed"; exit 1; }
+    echo "all bad-input cases handled"
+}
