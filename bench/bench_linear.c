@@ -1,11 +1,15 @@
 /* vx_linear throughput: decode shapes (GB/s of weight streamed) and one
- * prefill shape (GFLOP/s). Usage: bench_linear [threads] [seconds per case] */
+ * prefill shape (GFLOP/s).
+ * Usage: bench_linear [threads=2] [seconds per case=0.3] [isa: 0 scalar, 1 AVX2, 2 AVX-512] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "kernels/isa.h"
 #include "kernels/kernels.h"
+
+static int isa;
 
 static double now(void) {
     struct timespec t;
@@ -37,7 +41,7 @@ static void run(vx_dtype dt, int64_t M, int64_t K, int64_t N, int threads, doubl
         ws[c] = malloc((size_t)(N * K) * es);
         memcpy(ws[c], w, (size_t)(N * K) * es);
     }
-    vx_linear(y, x, M, &W, b, threads); /* warm-up */
+    vx_linear_isa(isa, y, x, M, &W, b, threads); /* warm-up */
     /* The host is shared and memory bandwidth is noisy: best of 5 rounds. */
     double per = 1e30;
     int iters = 0;
@@ -46,18 +50,15 @@ static void run(vx_dtype dt, int64_t M, int64_t K, int64_t N, int threads, doubl
         double t0 = now(), t;
         do {
             W.data = ws[iters++ % copies];
-            vx_linear(y, x, M, &W, b, threads);
+            vx_linear_isa(isa, y, x, M, &W, b, threads);
             n++;
             t = now() - t0;
         } while (t < budget / 5);
         if (t / n < per) per = t / n;
     }
-    if (M <= 16)
-        printf("%-4s M=%-4lld K=%-5lld N=%-5lld  %8.3f ms  %6.1f GB/s\n", vx_dtype_name(dt), (long long)M,
-               (long long)K, (long long)N, per * 1e3, (double)(N * K) * es / per / 1e9);
-    else
-        printf("%-4s M=%-4lld K=%-5lld N=%-5lld  %8.3f ms  %6.1f GFLOP/s\n", vx_dtype_name(dt), (long long)M,
-               (long long)K, (long long)N, per * 1e3, 2.0 * M * N * K / per / 1e9);
+    printf("%-4s M=%-4lld K=%-5lld N=%-5lld  %8.3f ms  %6.1f GB/s of W  %6.1f GFLOP/s\n", vx_dtype_name(dt),
+           (long long)M, (long long)K, (long long)N, per * 1e3, (double)(N * K) * es / per / 1e9,
+           2.0 * M * N * K / per / 1e9);
     for (int c = 1; c < copies; c++) free(ws[c]);
     free(ws), free(w), free(x), free(y), free(b);
 }
@@ -65,7 +66,9 @@ static void run(vx_dtype dt, int64_t M, int64_t K, int64_t N, int threads, doubl
 int main(int argc, char **argv) {
     int threads = argc > 1 ? atoi(argv[1]) : 2;
     double budget = argc > 2 ? atof(argv[2]) : 0.3;
-    printf("bench_linear: %d threads, avx2 %d avx512 %d\n", threads, vx_cpu_has_avx2(), vx_cpu_has_avx512());
+    isa = argc > 3 ? atoi(argv[3]) : vx_cpu_isa(); /* 0 scalar, 1 AVX2, 2 AVX-512 */
+    if (isa > vx_cpu_isa()) isa = vx_cpu_isa();
+    printf("bench_linear: %d threads, isa %d (avx2 %d avx512 %d)\n", threads, isa, vx_cpu_has_avx2(), vx_cpu_has_avx512());
     static const vx_dtype dts[] = {VX_BF16, VX_F16, VX_F32};
     for (int d = 0; d < 3; d++)
         for (int64_t M = 1; M <= 2; M++) {

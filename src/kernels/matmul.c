@@ -5,12 +5,16 @@
  * so that every converted W vector feeds MB FMAs. bf16 → f32 is a 16-bit
  * shift, f16 → f32 is vcvtph2ps; accumulation is f32 in SIMD lanes.
  *
- * Large M (prefill, conv-as-GEMM): compute-bound; OpenBLAS sgemm. bf16/f16
- * weights are converted in panels of PANEL rows to per-thread f32 scratch,
- * then sgemm writes the matching column block of y. Measured on the 2-core
- * Zen host (M=512, K=1024, N=4096): OpenBLAS' Haswell sgemm reaches about
- * 120 GFLOP/s per core, and the panel conversion costs a few percent, so a
- * hand-written blocked kernel was not worth it.
+ * For M > 4 the same tiles run over groups of W rows that stay in L2; with
+ * AVX-512 that sustains ~120 GFLOP/s per core for bf16/f16 W, as fast as
+ * sgemm up to M ≈ 256 (see GEMM_MIN_M_*).
+ *
+ * Large M (prefill, conv-as-GEMM): OpenBLAS sgemm (Debian's DYNAMIC_ARCH
+ * build picks its Haswell kernel here: ~125 GFLOP/s per core at M=512,
+ * K=1024, N=4096; ~130 at M=2500). bf16/f16 weights are converted in panels
+ * of PANEL rows to per-thread f32 scratch and sgemm writes the matching
+ * column block of y; the conversion costs a few percent. A hand-written
+ * blocked kernel was not worth it at these rates.
  */
 #include <cblas.h>
 #ifdef _OPENMP
@@ -22,19 +26,22 @@
 
 #include "kernels/isa.h"
 
-/* From this many x rows on, sgemm beats streaming W per 4-row block
- * (bench_linear, bf16 K=1024 N=4096, 2 threads). */
-#define GEMM_MIN_M 16
+/* From this many x rows on, sgemm beats the streaming tiles (which re-read
+ * W from L2 for every 4 rows of x). 1 thread, K=1024, N=4096, GFLOP/s:
+ *            M=16  32   64  128  256  512 2500
+ *   stream bf16 126 121 120  119  119  117  117    f32: 67 65 65 64 ...
+ *   sgemm        51  74  96  111  121  123  130    (bf16 panels ≈ f32)
+ * so f32 weights switch at 32 and bf16/f16 at 256 (at 32 without AVX-512,
+ * whose narrower tiles stream at roughly half the rate). */
+#define GEMM_MIN_M_F32 32
+#define GEMM_MIN_M_HALF 256
 #define PANEL 256
-/* Software prefetch distance on each streamed W row: the hardware
- * prefetcher alone left ~15% of single-core bandwidth unused (bf16,
- * 1 thread: 25 → 29 GB/s at 1024 B; 256 B and 4096 B were worse). */
-#ifndef PF_AHEAD
+/* Software prefetch PF_AHEAD bytes ahead on each of a tile's NR row
+ * streams; near the end of a row, the same row of the next tile (where that
+ * stream continues). Hardware prefetch alone left bandwidth unused, most of
+ * all for short rows: bf16, M=1, 1 thread, K=1024/4096: none 29/34 GB/s,
+ * in-row only 30/34, this 41/38; 512 B was worse than 1024, 2048 no better. */
 #define PF_AHEAD 1024
-#endif
-#ifndef PFV
-#define PFV 0
-#endif
 
 vx_mat vx_mat_of(const vx_tensor *t) {
     vx_mat m = {t->dtype, t->shape[0], 1, t->data};
@@ -97,6 +104,11 @@ typedef void (*tile_fn)(const float *x, int64_t ldx, const void *w, int64_t K, f
 
 static inline const uint16_t *u16(const void *w) { return (const uint16_t *)w; }
 
+static inline int64_t pf_off(int64_t k, int64_t K, size_t es, int NR) {
+    int64_t off = k * (int64_t)es + PF_AHEAD;
+    return off < K * (int64_t)es ? off : off + (NR - 1) * K * (int64_t)es;
+}
+
 VX_INLINE VX_TARGET_AVX512 __m512 w512(vx_dtype dt, const void *w, int64_t k) {
     if (dt == VX_F32) return _mm512_loadu_ps((const float *)w + k);
     __m256i h = _mm256_loadu_si256((const __m256i *)(u16(w) + k));
@@ -127,22 +139,8 @@ VX_INLINE VX_TARGET_AVX512 void tile512(vx_dtype dt, int MB, int NR, const float
         __m512 wv[8];
         _Pragma("GCC unroll 8")
         for (int r = 0; r < NR; r++) wv[r] = w512(dt, wr[r], k);
-#if PFV == 0 || PFV == 2
         _Pragma("GCC unroll 8")
-        for (int r = 0; r < NR; r++) _mm_prefetch(wr[r] + k * es + PF_AHEAD, _MM_HINT_T0);
-#endif
-#if PFV == 3
-        {
-            int64_t off = k * (int64_t)es + PF_AHEAD;
-            if (off >= K * (int64_t)es) off += (NR - 1) * K * (int64_t)es;
-            _Pragma("GCC unroll 8")
-            for (int r = 0; r < NR; r++) _mm_prefetch(wr[r] + off, _MM_HINT_T0);
-        }
-#endif
-#if PFV == 1 || PFV == 2
-        _Pragma("GCC unroll 8")
-        for (int r = 0; r < NR; r++) _mm_prefetch(wr[r] + (NR * K + k) * es, _MM_HINT_T1);
-#endif
+        for (int r = 0; r < NR; r++) _mm_prefetch(wr[r] + pf_off(k, K, es, NR), _MM_HINT_T0);
         _Pragma("GCC unroll 8")
         for (int m = 0; m < MB; m++) {
             __m512 xv = _mm512_loadu_ps(x + m * ldx + k);
@@ -198,7 +196,7 @@ VX_INLINE VX_TARGET_AVX2 void tile256(vx_dtype dt, int MB, int NR, const float *
         _Pragma("GCC unroll 4")
         for (int r = 0; r < NR; r++) wv[r] = w256(dt, wr[r], k);
         _Pragma("GCC unroll 4")
-        for (int r = 0; r < NR; r++) _mm_prefetch(wr[r] + k * es + PF_AHEAD, _MM_HINT_T0);
+        for (int r = 0; r < NR; r++) _mm_prefetch(wr[r] + pf_off(k, K, es, NR), _MM_HINT_T0);
         _Pragma("GCC unroll 4")
         for (int m = 0; m < MB; m++) {
             __m256 xv = _mm256_loadu_ps(x + m * ldx + k);
@@ -343,7 +341,8 @@ void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W
     int64_t K = W->cols, N = W->rows;
     if (M <= 0 || N <= 0) return;
     if (nthreads < 1) nthreads = 1;
-    if (M >= GEMM_MIN_M && K > 0) {
+    int64_t gemm_m = W->dtype == VX_F32 || isa < VX_ISA_AVX512 ? GEMM_MIN_M_F32 : GEMM_MIN_M_HALF;
+    if (M >= gemm_m && K > 0) {
         vx_blas_init();
         if (W->dtype == VX_F32) {
             vx_gemm_f32(0, 1, M, N, K, 1.0f, x, K, (const float *)W->data, K, 0.0f, y, N, nthreads);
@@ -359,6 +358,7 @@ void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W
         linear_stream(isa, y, x, M, W, bias, 0, N);
         return;
     }
+    int by_rows = N < 64 * nthreads && M >= 8 * nthreads;
 #pragma omp parallel num_threads(nthreads)
     {
 #ifdef _OPENMP
@@ -367,8 +367,13 @@ void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W
         int t = 0, nt = 1;
 #endif
         int64_t a, b;
-        thread_range(N, 16, t, nt, &a, &b);
-        if (a < b) linear_stream(isa, y, x, M, W, bias, a, b);
+        if (by_rows) { /* few outputs, many rows (e.g. a narrow conv): split M */
+            thread_range(M, 4, t, nt, &a, &b);
+            if (a < b) linear_stream(isa, y + a * N, x + a * K, b - a, W, bias, 0, N);
+        } else {
+            thread_range(N, 16, t, nt, &a, &b);
+            if (a < b) linear_stream(isa, y, x, M, W, bias, a, b);
+        }
     }
 }
 

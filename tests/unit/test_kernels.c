@@ -78,7 +78,7 @@ static void test_linear_case(int isa, vx_dtype dt, int64_t M, int64_t K, int64_t
 
 static void test_linear(void) {
     static const int64_t shapes[][2] = {{67, 13}, {16, 4}, {1, 1}, {130, 37}, {32, 9}, {300, 50}, {5, 3}};
-    static const int64_t ms[] = {1, 2, 3, 4, 5, 9, 16, 130};
+    static const int64_t ms[] = {1, 2, 3, 4, 5, 9, 16, 33, 130};
     static const vx_dtype dts[] = {VX_F32, VX_F16, VX_BF16};
     for (int isa = 0; isa <= vx_cpu_isa(); isa++)
         for (int d = 0; d < 3; d++)
@@ -90,6 +90,7 @@ static void test_linear(void) {
     for (int d = 0; d < 3; d++) {
         test_linear_case(vx_cpu_isa(), dts[d], 2, 1030, 515, 1, 2);
         test_linear_case(vx_cpu_isa(), dts[d], 20, 33, 600, 1, 2);
+        test_linear_case(vx_cpu_isa(), dts[d], 260, 33, 600, d & 1, 2);
         test_linear_case(vx_cpu_isa(), dts[d], 3, 0, 5, 1, 1); /* K = 0: y = bias */
     }
     /* vx_mat_of on a 3-D weight (Conv1d [Cout, Cin, k]) */
