@@ -14,7 +14,7 @@ static int print_progress(void *user, int step, int32_t token) {
 }
 
 int cmd_tokens(int argc, char **argv) {
-    const char *model = NULL, *text = NULL, *cond = NULL;
+    const char *model = NULL, *text = NULL, *cond = NULL, *config = NULL;
     vocis_t3_options o;
     vocis_t3_options_default(&o);
     uint64_t seed = UINT64_MAX; /* unset */
@@ -34,6 +34,8 @@ int cmd_tokens(int argc, char **argv) {
         {"--top-p", CLI_FLOAT, &o.top_p, "top-p filter (1.0 = off)", 0, 1},
         {"--repetition-penalty", CLI_FLOAT, &o.repetition_penalty, "repetition penalty (1.2)", 1e-3, 100},
         {"--max-tokens", CLI_INT, &o.max_new_tokens, "maximum new speech tokens (1000)", 1, 100000},
+        {"--config", CLI_STR, &config, "hyper-parameter override file (default: DIR/vocis_config.json if present)",
+         0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
         {"--quiet|-q", CLI_FLAG, &quiet, "no progress on stderr", 0, -1},
     };
@@ -51,7 +53,7 @@ int cmd_tokens(int argc, char **argv) {
     o.on_token = print_progress;
     o.user = &show;
 
-    vocis_open_options oo = {threads, NULL};
+    vocis_open_options oo = {threads, config};
     vocis_model *m;
     if (vocis_model_open(model, &oo, &m) != VOCIS_OK) {
         cli_error("tokens", "%s", vocis_errmsg(m));

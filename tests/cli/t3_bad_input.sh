@@ -62,6 +62,14 @@ expect_error missing-tensor "missing tensor 'tfmr.layers.0.input_layernorm.weigh
 write_st "$SCRATCH/shape.st" '{"tfmr.layers.0.input_layernorm.weight":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}' 16
 expect_error wrong-shape "input_layernorm.weight': expected shape \[\*\], found \[2, 2\]" "${run[@]}" "$(model_with_t3 "$SCRATCH/shape.st" shape)"
 
+# Hyper-parameter override files
+echo '{"dims": {"t3": {"llama": {"num_attention_heads": 3}}}}' >"$SCRATCH/heads.json"
+expect_error config-heads "q_proj.weight': expected shape \[192, 128\], found \[128, 128\]" "${run[@]}" "$M" --config "$SCRATCH/heads.json"
+echo '{"dims": ' >"$SCRATCH/broken.json"
+expect_error config-not-json "broken.json: invalid JSON" "${run[@]}" "$M" --config "$SCRATCH/broken.json"
+echo '{"llama_fixed": {"rms_norm_eps": -1}}' >"$SCRATCH/eps.json"
+expect_error config-range "rms_norm_eps' = -1 is outside" "${run[@]}" "$M" --config "$SCRATCH/eps.json"
+
 # Voice conditioning
 head -c 3000 "$M/conds.pt" >"$SCRATCH/conds_trunc.pt"
 expect_error truncated-conds "conds_trunc.pt" "$VOCIS" tokens --model "$M" --t3-cond "$SCRATCH/conds_trunc.pt" --text "$T" -q
