@@ -1,11 +1,18 @@
 /* Scaled dot-product attention over position-major K/V (a KV cache).
  *
- * Few query rows (decode): one pass over the keys per KV head with an
- * online softmax (running max and sum, flash-attention style), so nothing
- * is allocated and K/V are read once for all query heads of a GQA group.
+ * Few query rows (decode): one pass over the keys with an online softmax
+ * (running max and sum, flash-attention style), blocks of KB keys, all query
+ * heads of a GQA group together so that K/V are read once per group. A long
+ * context with fewer rows than threads is split into key ranges, one per
+ * thread, merged at the end (flash-decoding); a short one is split by heads.
  * Many query rows (prefill, perceiver): per head and block of query rows,
  * S = scale·Q·Kᵀ and O = softmax(S)·V with sgemm into per-thread scratch.
- * A query row that sees no key (causal with nq > nk) gets zeros. */
+ * A query row that sees no key (causal with nq > nk) gets zeros.
+ *
+ * 2 threads, AVX-512, decode (nq = 1), ms per call: 64K keys, 12 heads /
+ * 2 KV heads, hd 128: 6.0 (22 GB/s of KV; compute alone would allow ~2.2);
+ * 8K keys, 28 / 4 heads: 1.1; 1000 keys, 16 heads, hd 64: 0.10. Prefill
+ * 2048 rows, 12 / 2 heads, hd 128: 62 ms (~210 GFLOP/s). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +24,24 @@
 
 #define GEMM_MIN_Q 16 /* query rows from which the sgemm path is used */
 #define KB 128        /* keys per online-softmax block */
-#define CH 16         /* max query heads per decode work item */
+#define CH 16         /* max query heads per unit (heads of one group handled together) */
+/* The first head of a unit prefetches K/V rows this many keys ahead (the
+ * later heads find the block in L2): the rows of one KV head are strided in
+ * the cache, which the hardware prefetcher follows poorly. 1 thread, 64K
+ * keys, 12 heads / 2 KV heads, hd 128: 17 ms without, 12.7 ms with (16, 32
+ * keys or prefetching to L2 were no better). */
+#define PF_KEYS 8
+
+static inline void prefetch_rows(const float *p, int n, int64_t stride, int hd) {
+    for (int r = 0; r < n; r++)
+        for (int d = 0; d < hd; d += 16) _mm_prefetch((const char *)(p + r * stride + d), _MM_HINT_T0);
+}
 
 /* ---- per-ISA pieces of the online softmax ----
  * scores: s[j] = scale · q·k_j;  expsum: s[j] = exp(s[j] − m), returns Σ;
  * pv: o += Σ_j p[j] · v_j;  k_j = k + j·ks, v_j = v + j·ks. */
 
-static void scores_1(float *s, const float *q, const float *k, int64_t ks, int hd, int64_t nb, float scale) {
+static void scores_1(float *s, const float *q, const float *k, int64_t ks, int hd, int64_t nb, float scale, int pf) {
     for (int64_t j = 0; j < nb; j++) {
         const float *kj = k + j * ks;
         float p[8] = {0};
@@ -42,15 +60,16 @@ static float expsum_1(float *s, int64_t nb, float m) {
     return sum;
 }
 
-static void pv_1(float *o, const float *p, const float *v, int64_t ks, int hd, int64_t nb) {
+static void pv_1(float *o, const float *p, const float *v, int64_t ks, int hd, int64_t nb, int pf) {
     for (int64_t j = 0; j < nb; j++)
         for (int d = 0; d < hd; d++) o[d] += p[j] * v[j * ks + d];
 }
 
 static VX_TARGET_AVX2 void scores_2(float *s, const float *q, const float *k, int64_t ks, int hd, int64_t nb,
-                                    float scale) {
+                                    float scale, int pf) {
     for (int64_t j = 0; j < nb; j++) {
         const float *kj = k + j * ks;
+        if (pf) prefetch_rows(kj + PF_KEYS * ks, 1, ks, hd);
         __m256 acc = _mm256_setzero_ps();
         int d = 0;
         for (; d + 8 <= hd; d += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(kj + d), acc);
@@ -73,13 +92,14 @@ static VX_TARGET_AVX2 float expsum_2(float *s, int64_t nb, float m) {
     return sum;
 }
 
-static VX_TARGET_AVX2 void pv_2(float *o, const float *p, const float *v, int64_t ks, int hd, int64_t nb) {
+static VX_TARGET_AVX2 void pv_2(float *o, const float *p, const float *v, int64_t ks, int hd, int64_t nb, int pf) {
     int d0 = 0;
     for (; d0 + 32 <= hd; d0 += 32) {
         __m256 a0 = _mm256_loadu_ps(o + d0), a1 = _mm256_loadu_ps(o + d0 + 8);
         __m256 a2 = _mm256_loadu_ps(o + d0 + 16), a3 = _mm256_loadu_ps(o + d0 + 24);
         for (int64_t j = 0; j < nb; j++) {
             const float *vj = v + j * ks + d0;
+            if (pf && d0 == 0) prefetch_rows(vj + PF_KEYS * ks, 1, ks, hd);
             __m256 pj = _mm256_set1_ps(p[j]);
             a0 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj), a0);
             a1 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 8), a1);
@@ -101,13 +121,14 @@ static VX_TARGET_AVX2 void pv_2(float *o, const float *p, const float *v, int64_
 }
 
 static VX_TARGET_AVX512 void scores_5(float *s, const float *q, const float *k, int64_t ks, int hd, int64_t nb,
-                                      float scale) {
+                                      float scale, int pf) {
     int dv = hd & ~15;
     __mmask16 tm = (__mmask16)((1u << (hd - dv)) - 1);
     int64_t j = 0;
     for (; j + 4 <= nb; j += 4) { /* 4 keys at a time: independent FMA chains */
         const float *k0 = k + j * ks, *k1 = k0 + ks, *k2 = k1 + ks, *k3 = k2 + ks;
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        if (pf) prefetch_rows(k0 + PF_KEYS * ks, 4, ks, hd);
         for (int d = 0; d < dv; d += 16) {
             __m512 qv = _mm512_loadu_ps(q + d);
             a0 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k0 + d), a0);
@@ -153,75 +174,143 @@ static VX_TARGET_AVX512 float expsum_5(float *s, int64_t nb, float m) {
     return vx_hsum512(acc);
 }
 
-static VX_TARGET_AVX512 void pv_5(float *o, const float *p, const float *v, int64_t ks, int hd, int64_t nb) {
-    /* 128 output dims (8 registers) per pass over the keys; lanes past hd are masked off. */
-    for (int d0 = 0; d0 < hd; d0 += 128) {
-        __mmask16 mk[8];
-        __m512 a[8];
-        for (int u = 0; u < 8; u++) {
+/* ---- AVX-512, several query heads of one KV group at once ----
+ * Each loaded K/V vector feeds up to 4 heads, which halves the loads per
+ * FMA; 4 heads × 4 keys dot products are reduced together (hsum4x4). */
+
+/* out lane 4a + b = Σ lanes of x[a][b]. */
+VX_INLINE VX_TARGET_AVX512 __m512 hsum4x4(__m512 x[4][4]) {
+    __m512 y[4];
+    _Pragma("GCC unroll 4")
+    for (int a = 0; a < 4; a++) {
+        /* per 128-bit chunk: [Σx0, Σx1, Σx2, Σx3] over that chunk's 4 lanes */
+        __m512 u01 = _mm512_add_ps(_mm512_unpacklo_ps(x[a][0], x[a][1]), _mm512_unpackhi_ps(x[a][0], x[a][1]));
+        __m512 u23 = _mm512_add_ps(_mm512_unpacklo_ps(x[a][2], x[a][3]), _mm512_unpackhi_ps(x[a][2], x[a][3]));
+        y[a] = _mm512_add_ps(_mm512_shuffle_ps(u01, u23, _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(u01, u23, _MM_SHUFFLE(3, 2, 3, 2)));
+    }
+    /* sum the four 128-bit chunks of y[a] into chunk a */
+    __m512 q01 = _mm512_add_ps(_mm512_shuffle_f32x4(y[0], y[1], _MM_SHUFFLE(1, 0, 1, 0)),
+                               _mm512_shuffle_f32x4(y[0], y[1], _MM_SHUFFLE(3, 2, 3, 2)));
+    __m512 q23 = _mm512_add_ps(_mm512_shuffle_f32x4(y[2], y[3], _MM_SHUFFLE(1, 0, 1, 0)),
+                               _mm512_shuffle_f32x4(y[2], y[3], _MM_SHUFFLE(3, 2, 3, 2)));
+    return _mm512_add_ps(_mm512_shuffle_f32x4(q01, q23, _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(q01, q23, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* s[h·sst + j] = scale · q_h·k_j for nh heads (q_h = q + h·hd). */
+static VX_TARGET_AVX512 void scores_mh_5(float *s, int64_t sst, const float *q, int nh, const float *k, int64_t ks,
+                                         int hd, int64_t nb, float scale, int pf) {
+    int dv = hd & ~15;
+    __mmask16 tm = (__mmask16)((1u << (hd - dv)) - 1);
+    for (int h0 = 0; h0 < nh; h0 += 4) {
+        int hn = nh - h0 < 4 ? nh - h0 : 4;
+        const float *qa[4];
+        for (int a = 0; a < 4; a++) qa[a] = q + (int64_t)(h0 + (a < hn ? a : 0)) * hd; /* pad with head h0 */
+        int64_t j = 0;
+        for (; j + 4 <= nb; j += 4) {
+            const float *kb[4] = {k + j * ks, k + (j + 1) * ks, k + (j + 2) * ks, k + (j + 3) * ks};
+            if (pf && h0 == 0) prefetch_rows(kb[0] + PF_KEYS * ks, 4, ks, hd);
+            __m512 acc[4][4], qv[4], kv[4];
+            _Pragma("GCC unroll 4")
+            for (int a = 0; a < 4; a++)
+                _Pragma("GCC unroll 4")
+                for (int b = 0; b < 4; b++) acc[a][b] = _mm512_setzero_ps();
+            for (int d = 0; d <= hd - 16 || (d < hd && tm); d += 16) {
+                __mmask16 m = d < dv ? (__mmask16)0xffff : tm;
+                _Pragma("GCC unroll 4")
+                for (int a = 0; a < 4; a++) qv[a] = _mm512_maskz_loadu_ps(m, qa[a] + d);
+                _Pragma("GCC unroll 4")
+                for (int b = 0; b < 4; b++) kv[b] = _mm512_maskz_loadu_ps(m, kb[b] + d);
+                _Pragma("GCC unroll 4")
+                for (int a = 0; a < 4; a++)
+                    _Pragma("GCC unroll 4")
+                    for (int b = 0; b < 4; b++) acc[a][b] = _mm512_fmadd_ps(qv[a], kv[b], acc[a][b]);
+            }
+            float r[16];
+            _mm512_storeu_ps(r, _mm512_mul_ps(hsum4x4(acc), _mm512_set1_ps(scale)));
+            for (int a = 0; a < hn; a++) memcpy(s + (h0 + a) * sst + j, r + 4 * a, 4 * sizeof(float));
+        }
+        for (int a = 0; a < hn && j < nb; a++) scores_5(s + (h0 + a) * sst + j, qa[a], k + j * ks, ks, hd, nb - j, scale, 0);
+    }
+}
+
+/* o_h += Σ_j p[h·pst + j] · v_j for HN heads (o_h = o + h·hd) over 64 dims at d0. */
+VX_INLINE VX_TARGET_AVX512 void pv_block(int HN, float *o, int hd, const float *p, int64_t pst, const float *v,
+                                         int64_t ks, int64_t nb, const __mmask16 mk[4], int pf) {
+    __m512 acc[4][4], vv[4];
+    _Pragma("GCC unroll 4")
+    for (int a = 0; a < HN; a++)
+        _Pragma("GCC unroll 4")
+        for (int u = 0; u < 4; u++) acc[a][u] = _mm512_maskz_loadu_ps(mk[u], o + a * hd + 16 * u);
+    for (int64_t j = 0; j < nb; j++) {
+        const float *vj = v + j * ks;
+        if (pf) prefetch_rows(vj + PF_KEYS * ks, 1, ks, hd);
+        _Pragma("GCC unroll 4")
+        for (int u = 0; u < 4; u++) vv[u] = _mm512_maskz_loadu_ps(mk[u], vj + 16 * u);
+        _Pragma("GCC unroll 4")
+        for (int a = 0; a < HN; a++) {
+            __m512 pa = _mm512_set1_ps(p[a * pst + j]);
+            _Pragma("GCC unroll 4")
+            for (int u = 0; u < 4; u++) acc[a][u] = _mm512_fmadd_ps(pa, vv[u], acc[a][u]);
+        }
+    }
+    _Pragma("GCC unroll 4")
+    for (int a = 0; a < HN; a++)
+        _Pragma("GCC unroll 4")
+        for (int u = 0; u < 4; u++) _mm512_mask_storeu_ps(o + a * hd + 16 * u, mk[u], acc[a][u]);
+}
+
+static VX_TARGET_AVX512 void pv_mh_5(float *o, const float *p, int64_t pst, int nh, const float *v, int64_t ks,
+                                     int hd, int64_t nb, int pf) {
+    for (int d0 = 0; d0 < hd; d0 += 64) {
+        __mmask16 mk[4];
+        for (int u = 0; u < 4; u++) {
             int n = hd - d0 - 16 * u;
             mk[u] = n >= 16 ? (__mmask16)0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
-            a[u] = _mm512_maskz_loadu_ps(mk[u], o + d0 + 16 * u);
         }
-        for (int64_t j = 0; j < nb; j++) {
-            const float *vj = v + j * ks + d0;
-            __m512 pj = _mm512_set1_ps(p[j]);
-            for (int u = 0; u < 8; u++) a[u] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(mk[u], vj + 16 * u), a[u]);
+        for (int h0 = 0; h0 < nh; h0 += 4) {
+            float *oh = o + (int64_t)h0 * hd + d0;
+            const float *ph = p + h0 * pst;
+            int f = pf && h0 == 0 && d0 == 0;
+            switch (nh - h0) {
+            case 1: pv_block(1, oh, hd, ph, pst, v + d0, ks, nb, mk, f); break;
+            case 2: pv_block(2, oh, hd, ph, pst, v + d0, ks, nb, mk, f); break;
+            case 3: pv_block(3, oh, hd, ph, pst, v + d0, ks, nb, mk, f); break;
+            default: pv_block(4, oh, hd, ph, pst, v + d0, ks, nb, mk, f); break;
+            }
         }
-        for (int u = 0; u < 8; u++) _mm512_mask_storeu_ps(o + d0 + 16 * u, mk[u], a[u]);
     }
+}
+
+/* Scalar and AVX2: one head at a time. */
+static void scores_mh_1(float *s, int64_t sst, const float *q, int nh, const float *k, int64_t ks, int hd,
+                        int64_t nb, float scale, int pf) {
+    for (int h = 0; h < nh; h++) scores_1(s + h * sst, q + (int64_t)h * hd, k, ks, hd, nb, scale, 0);
+}
+static void pv_mh_1(float *o, const float *p, int64_t pst, int nh, const float *v, int64_t ks, int hd, int64_t nb,
+                    int pf) {
+    for (int h = 0; h < nh; h++) pv_1(o + (int64_t)h * hd, p + h * pst, v, ks, hd, nb, 0);
+}
+static void scores_mh_2(float *s, int64_t sst, const float *q, int nh, const float *k, int64_t ks, int hd,
+                        int64_t nb, float scale, int pf) {
+    for (int h = 0; h < nh; h++) scores_2(s + h * sst, q + (int64_t)h * hd, k, ks, hd, nb, scale, pf && h == 0);
+}
+static void pv_mh_2(float *o, const float *p, int64_t pst, int nh, const float *v, int64_t ks, int hd, int64_t nb,
+                    int pf) {
+    for (int h = 0; h < nh; h++) pv_2(o + (int64_t)h * hd, p + h * pst, v, ks, hd, nb, pf && h == 0);
 }
 
 typedef struct {
-    void (*scores)(float *, const float *, const float *, int64_t, int, int64_t, float);
+    void (*scores)(float *s, int64_t sst, const float *q, int nh, const float *k, int64_t ks, int hd, int64_t nb,
+                   float scale, int pf);
     float (*expsum)(float *, int64_t, float);
-    void (*pv)(float *, const float *, const float *, int64_t, int, int64_t);
+    void (*pv)(float *o, const float *p, int64_t pst, int nh, const float *v, int64_t ks, int hd, int64_t nb,
+               int pf);
 } attn_ops;
 
 static const attn_ops ops_tab[3] = {
-    {scores_1, expsum_1, pv_1}, {scores_2, expsum_2, pv_2}, {scores_5, expsum_5, pv_5}};
-
-/* Query row i, query heads [h0, h1) all in KV group g, keys [0, lim). */
-static void attend_rows(const attn_ops *op, float *out, const float *q, const float *k, const float *v, int64_t i,
-                        int64_t lim, int h0, int h1, int g, int n_heads, int hd, int64_t ks, float scale) {
-    float s[CH][KB], mx[CH], sum[CH];
-    int nh = h1 - h0;
-    int64_t qs = (int64_t)n_heads * hd;
-    float *o0 = out + i * qs;
-    const float *q0 = q + i * qs;
-    for (int h = 0; h < nh; h++) {
-        memset(o0 + (int64_t)(h0 + h) * hd, 0, (size_t)hd * sizeof(float));
-        mx[h] = -INFINITY;
-        sum[h] = 0;
-    }
-    k += (int64_t)g * hd;
-    v += (int64_t)g * hd;
-    for (int64_t j0 = 0; j0 < lim; j0 += KB) {
-        int64_t nb = lim - j0 < KB ? lim - j0 : KB;
-        for (int h = 0; h < nh; h++) {
-            float *o = o0 + (int64_t)(h0 + h) * hd;
-            op->scores(s[h], q0 + (int64_t)(h0 + h) * hd, k + j0 * ks, ks, hd, nb, scale);
-            float m = mx[h];
-            for (int64_t j = 0; j < nb; j++) m = s[h][j] > m ? s[h][j] : m;
-            if (m == -INFINITY) continue; /* only −inf scores so far */
-            if (m > mx[h] && mx[h] != -INFINITY) {
-                float c = expf(mx[h] - m);
-                sum[h] *= c;
-                vx_scale(o, c, hd);
-            }
-            mx[h] = m;
-            sum[h] += op->expsum(s[h], nb, m);
-            op->pv(o, s[h], v + j0 * ks, ks, hd, nb);
-        }
-    }
-    for (int h = 0; h < nh; h++) {
-        float *o = o0 + (int64_t)(h0 + h) * hd;
-        if (sum[h] > 0)
-            vx_scale(o, 1.0f / sum[h], hd);
-        else
-            memset(o, 0, (size_t)hd * sizeof(float));
-    }
-}
+    {scores_mh_1, expsum_1, pv_mh_1}, {scores_mh_2, expsum_2, pv_mh_2}, {scores_mh_5, expsum_5, pv_mh_5}};
 
 static int64_t visible(int causal, int64_t nq, int64_t nk, int64_t i) {
     if (!causal) return nk;
@@ -229,27 +318,139 @@ static int64_t visible(int causal, int64_t nq, int64_t nk, int64_t i) {
     return lim < 0 ? 0 : lim > nk ? nk : lim;
 }
 
+/* Query heads are handled in units of ≤ CH heads of one KV group:
+ * unit u = (group u / cpg, chunk u % cpg). */
+typedef struct {
+    const attn_ops *op;
+    int n_heads, hd, hpg, chunk, cpg;
+    int64_t ks;
+    float scale;
+} attn_cfg;
+
+/* One query row (q, o: all heads) against keys [ja, jb) for units [u0, u1):
+ * leaves the unnormalised Σ p·v in o and the running max and sum of each
+ * head h in mx[h − ha], sum[h − ha], ha being the first head of unit u0. Key blocks are the outer loop so that the cache is
+ * read in address order when the units cover all KV heads. */
+static void attend_range(const attn_cfg *c, float *o, const float *q, const float *k, const float *v, int u0,
+                         int u1, int64_t ja, int64_t jb, float *mx, float *sum) {
+    float s[CH][KB];
+    int hd = c->hd;
+    int ha = u0 / c->cpg * c->hpg + u0 % c->cpg * c->chunk;
+    int hb = (u1 - 1) / c->cpg * c->hpg + (u1 - 1) % c->cpg * c->chunk;
+    hb = hb + c->chunk < (hb / c->hpg + 1) * c->hpg ? hb + c->chunk : (hb / c->hpg + 1) * c->hpg;
+    memset(o + (int64_t)ha * hd, 0, (size_t)(hb - ha) * hd * sizeof(float));
+    for (int h = 0; h < hb - ha; h++) {
+        mx[h] = -INFINITY;
+        sum[h] = 0;
+    }
+    for (int64_t j0 = ja; j0 < jb; j0 += KB) {
+        int64_t nb = jb - j0 < KB ? jb - j0 : KB;
+        for (int u = u0; u < u1; u++) {
+            int g = u / c->cpg, h0 = g * c->hpg + u % c->cpg * c->chunk;
+            int nh = h0 + c->chunk < (g + 1) * c->hpg ? c->chunk : (g + 1) * c->hpg - h0;
+            const float *kb = k + j0 * c->ks + (int64_t)g * hd, *vb = v + j0 * c->ks + (int64_t)g * hd;
+            float *oh = o + (int64_t)h0 * hd, *mh = mx + (h0 - ha), *lh = sum + (h0 - ha);
+            c->op->scores(&s[0][0], KB, q + (int64_t)h0 * hd, nh, kb, c->ks, hd, nb, c->scale, 1);
+            for (int h = 0; h < nh; h++) {
+                float m = mh[h];
+                for (int64_t j = 0; j < nb; j++) m = s[h][j] > m ? s[h][j] : m;
+                if (m == -INFINITY) { /* only −inf scores so far: weights 0 */
+                    memset(s[h], 0, (size_t)nb * sizeof(float));
+                    continue;
+                }
+                if (m > mh[h] && mh[h] != -INFINITY) {
+                    float f = expf(mh[h] - m);
+                    lh[h] *= f;
+                    vx_scale(oh + (int64_t)h * hd, f, hd);
+                }
+                mh[h] = m;
+                lh[h] += c->op->expsum(s[h], nb, m);
+            }
+            c->op->pv(oh, &s[0][0], KB, nh, vb, c->ks, hd, nb, 1);
+        }
+    }
+}
+
+#define MAXH 256      /* heads whose softmax state fits on the stack of a work item */
+#define SPLIT_KEYS 1024 /* min keys per split of a long context */
+
 static void attention_rows(const attn_ops *op, float *out, const float *q, const float *k, const float *v,
                            int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t ks, float scale,
                            int causal, int nthreads) {
-    int hpg = n_heads / n_kv_heads;
-    int64_t base = (int64_t)n_kv_heads * nq;
-    /* Split a group's heads when there are too few (group, row) items for the threads. */
-    int nchunk = base < nthreads ? (int)((nthreads + base - 1) / base) : 1;
-    if (nchunk > hpg) nchunk = hpg;
-    int chunk = (hpg + nchunk - 1) / nchunk;
-    if (chunk > CH) chunk = CH;
-    nchunk = (hpg + chunk - 1) / chunk;
-    int64_t items = base * nchunk;
+    attn_cfg c = {op, n_heads, hd, n_heads / n_kv_heads, 0, 0, ks, scale};
+    c.chunk = c.hpg < CH ? c.hpg : CH;
+    c.cpg = (c.hpg + c.chunk - 1) / c.chunk;
+    int units = n_kv_heads * c.cpg;
+    int64_t qs = (int64_t)n_heads * hd;
     if ((double)nq * nk * n_heads * hd < 65536) nthreads = 1;
+    /* Work items: (row, key split, unit group). Fewer rows than threads:
+     * split a long context into key ranges (each thread then streams a
+     * contiguous part of the cache, merged below), or give each thread some
+     * of the heads of a short one. */
+    int nsplit = 1, ugroups = n_heads > MAXH ? units : 1;
+    if (nq < nthreads) {
+        if (nk >= 2 * SPLIT_KEYS) {
+            int64_t want = (nthreads + nq - 1) / nq, most = nk / SPLIT_KEYS;
+            nsplit = (int)(want < most ? want : most);
+        } else {
+            ugroups = units;
+        }
+    }
+    float *part = NULL; /* per (row, split): o[qs], mx[H], sum[H] */
+    int64_t pstride = qs + 2 * (int64_t)n_heads;
+    if (nsplit > 1 && !(part = malloc((size_t)(nq * nsplit * pstride) * sizeof(float)))) {
+        nsplit = 1;
+        ugroups = units;
+    }
+    int64_t items = nq * nsplit * ugroups;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
     for (int64_t it = 0; it < items; it++) {
-        int c = (int)(it % nchunk);
-        int g = (int)(it / nchunk % n_kv_heads);
-        int64_t i = it / nchunk / n_kv_heads;
-        int h0 = g * hpg + c * chunk, h1 = h0 + chunk < (g + 1) * hpg ? h0 + chunk : (g + 1) * hpg;
-        attend_rows(op, out, q, k, v, i, visible(causal, nq, nk, i), h0, h1, g, n_heads, hd, ks, scale);
+        int ug = (int)(it % ugroups), sp = (int)(it / ugroups % nsplit);
+        int64_t i = it / ugroups / nsplit, lim = visible(causal, nq, nk, i);
+        int u0 = ugroups == 1 ? 0 : ug, u1 = ugroups == 1 ? units : ug + 1;
+        if (part) {
+            float *pp = part + (i * nsplit + sp) * pstride;
+            attend_range(&c, pp, q + i * qs, k, v, u0, u1, lim * sp / nsplit, lim * (sp + 1) / nsplit, pp + qs,
+                         pp + qs + n_heads);
+            continue;
+        }
+        float mx[MAXH], sum[MAXH];
+        int h0 = u0 / c.cpg * c.hpg + u0 % c.cpg * c.chunk;
+        attend_range(&c, out + i * qs, q + i * qs, k, v, u0, u1, 0, lim, mx, sum);
+        for (int u = u0; u < u1; u++) {
+            int g = u / c.cpg, ha = g * c.hpg + u % c.cpg * c.chunk;
+            int hb = ha + c.chunk < (g + 1) * c.hpg ? ha + c.chunk : (g + 1) * c.hpg;
+            for (int h = ha; h < hb; h++) {
+                float *o = out + i * qs + (int64_t)h * hd;
+                if (sum[h - h0] > 0)
+                    vx_scale(o, 1.0f / sum[h - h0], hd);
+                else
+                    memset(o, 0, (size_t)hd * sizeof(float));
+            }
+        }
     }
+    if (!part) return;
+    /* Merge the splits: out = Σ_s e^(mx_s − M)·o_s / Σ_s e^(mx_s − M)·sum_s. */
+    for (int64_t i = 0; i < nq; i++)
+        for (int h = 0; h < n_heads; h++) {
+            float M = -INFINITY, L = 0;
+            for (int sp = 0; sp < nsplit; sp++) {
+                float m = part[(i * nsplit + sp) * pstride + qs + h];
+                M = m > M ? m : M;
+            }
+            float *o = out + i * qs + (int64_t)h * hd;
+            memset(o, 0, (size_t)hd * sizeof(float));
+            if (M == -INFINITY) continue;
+            for (int sp = 0; sp < nsplit; sp++) {
+                const float *pp = part + (i * nsplit + sp) * pstride;
+                if (pp[qs + h] == -INFINITY) continue;
+                float f = expf(pp[qs + h] - M);
+                L += f * pp[qs + n_heads + h];
+                vx_axpy(o, f, pp + (int64_t)h * hd, hd);
+            }
+            vx_scale(o, 1.0f / L, hd);
+        }
+    free(part);
 }
 
 /* Returns 0 if a thread could not get its scratch (the caller then uses the row path). */

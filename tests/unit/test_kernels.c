@@ -204,6 +204,46 @@ static void test_activations(void) {
     free(x), free(g), free(y);
 }
 
+/* GELU per ISA level: a dense grid over [-12, 12] plus odd lengths for the tails, against the
+ * double-precision formula and against the scalar erff form (within 1e-6 absolute of both). */
+static void test_gelu_isa(void) {
+    enum { N = 24001 };
+    float *x = malloc(N * 4), *y = malloc(N * 4), *y0 = malloc(N * 4);
+    for (int i = 0; i < N; i++) x[i] = -12.0f + 24.0f * (float)i / (float)(N - 1);
+    x[N / 2] = 0.0f;
+    memcpy(y0, x, N * 4);
+    vx_gelu_isa(0, y0, N);
+    for (int isa = 0; isa <= vx_cpu_isa(); isa++) {
+        memcpy(y, x, N * 4);
+        vx_gelu_isa(isa, y, N);
+        double worst = 0, worst0 = 0;
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            double v = x[i], ref = 0.5 * v * (1 + erf(v / sqrt(2.0)));
+            double d = fabs(y[i] - ref), d0 = fabs((double)y[i] - y0[i]);
+            worst = d > worst ? d : worst;
+            worst0 = d0 > worst0 ? d0 : worst0;
+            if (!(d <= 1e-6 + 2e-7 * fabs(ref)) || !(d0 <= 1e-6)) bad = 1;
+        }
+        CHECK_MSG(!bad, "gelu %s: max |diff| %.3g vs exact, %.3g vs erff", isa_name[isa], worst, worst0);
+        /* lengths around the vector widths: every element, nothing beyond n */
+        for (int n = 1; n <= 35; n++) {
+            float buf[40];
+            for (int i = 0; i < 40; i++) buf[i] = i < n ? 0.37f * (float)(i - 17) : 1234.0f;
+            vx_gelu_isa(isa, buf, n);
+            for (int i = 0; i < 40; i++) {
+                double v = 0.37f * (float)(i - 17), ref = 0.5 * v * (1 + erf(v / sqrt(2.0)));
+                if (i < n) CHECK_MSG(fabs(buf[i] - ref) <= 1e-6, "gelu %s n=%d [%d]", isa_name[isa], n, i);
+                else CHECK_MSG(buf[i] == 1234.0f, "gelu %s n=%d wrote past the end", isa_name[isa], n);
+            }
+        }
+        float sp[3] = {INFINITY, -INFINITY, NAN};
+        vx_gelu_isa(isa, sp, 3);
+        CHECK_MSG(sp[0] == INFINITY && isnan(sp[2]), "gelu %s: +inf -> %g, nan -> %g", isa_name[isa], sp[0], sp[2]);
+    }
+    free(x), free(y), free(y0);
+}
+
 static void test_softmax(void) {
     static const int64_t ns[] = {1, 7, 15, 16, 17, 33, 100, 1000};
     for (int isa = 0; isa <= vx_cpu_isa(); isa++)
@@ -384,6 +424,10 @@ static void test_attention(void) {
             test_attention_case(isa, 5, 3, 2, 2, 8, 0, 1, th);      /* nq > nk: first rows see nothing */
             test_attention_case(isa, 20, 4, 2, 1, 8, 0, 1, th);     /* same on the sgemm path */
             test_attention_case(isa, 1, 1000, 28, 4, 128, 0, 1, th); /* VibeVoice-7B-like decode */
+            test_attention_case(isa, 1, 2500, 6, 2, 64, 3, 1, th);  /* long context: key splits merged */
+            test_attention_case(isa, 1, 3000, 4, 4, 20, 0, 0, th);
+            test_attention_case(isa, 2, 7, 260, 130, 4, 0, 1, th);  /* more heads than MAXH */
+            test_attention_case(isa, 1, 40, 40, 2, 8, 0, 1, th);    /* hpg 20 > CH: two chunks per group */
         }
 }
 
@@ -404,6 +448,7 @@ int main(int argc, char **argv) {
     test_gemm();
     test_norms();
     test_activations();
+    test_gelu_isa();
     test_softmax();
     test_rope();
     test_attention();
