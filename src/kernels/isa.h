@@ -27,6 +27,12 @@ void vx_attention_isa(int isa, float *out, const float *q, const float *k, const
                       int nthreads);
 /* Softmax of one row with the given level (vx_softmax uses the best one). */
 void vx_softmax_isa(int isa, float *x, int64_t n);
+/* out[i] = act(x[i]) · (up ? up[i] : 1), out may equal x: vx_silu, vx_gelu,
+ * vx_gelu_tanh and vx_swiglu with an explicit level. */
+enum { VX_ACT_SILU, VX_ACT_GELU, VX_ACT_GELU_TANH };
+void vx_act_isa(int isa, int act, float *out, const float *x, const float *up, int64_t n);
+/* GELU (erf form) with the given level. */
+void vx_gelu_isa(int isa, float *x, int64_t n);
 
 #define VX_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define VX_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
