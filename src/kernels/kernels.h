@@ -28,7 +28,10 @@ vx_mat vx_mat_of(const vx_tensor *t);
 void vx_linear(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads);
 
 /* Row-major float32 GEMM: C[M,N] = alpha * op(A)[M,K] · op(B)[K,N] + beta * C.
- * transA/transB: 0 = as stored, 1 = transposed. Leading dims as in BLAS. */
+ * transA/transB: 0 = as stored, 1 = transposed. Leading dims as in BLAS.
+ * Split over `nthreads` OpenMP threads, each calling a single-threaded
+ * OpenBLAS: the first call of this or vx_linear sets openblas_set_num_threads(1)
+ * for the process, so call BLAS through here, not cblas_* directly. */
 void vx_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc, int nthreads);
 
@@ -40,11 +43,12 @@ void vx_rmsnorm(float *y, const float *x, const float *w, int64_t rows, int64_t 
 void vx_layernorm(float *y, const float *x, const float *w, const float *b, int64_t rows, int64_t dim,
                   float eps);
 void vx_silu(float *x, int64_t n);
-void vx_gelu(float *x, int64_t n);      /* exact erf form */
+void vx_gelu(float *x, int64_t n);      /* erf form (erf within 1.5e-7, as torch CPU) */
 void vx_gelu_tanh(float *x, int64_t n); /* tanh approximation */
 /* out[i] = silu(gate[i]) * up[i] */
 void vx_swiglu(float *out, const float *gate, const float *up, int64_t n);
-/* In-place numerically stable softmax of one row (−inf entries become 0). */
+/* In-place numerically stable softmax of one row (−inf entries become 0;
+ * a row of only −inf becomes all 0, where torch would give NaN). */
 void vx_softmax(float *x, int64_t n);
 void vx_add(float *y, const float *x, int64_t n);          /* y += x */
 void vx_scale(float *y, float s, int64_t n);               /* y *= s */
@@ -65,8 +69,9 @@ void vx_rope_apply(float *x, int nheads, int head_dim, const float *inv_freq, in
  * k,v: [nk][kv_stride] with head g at offset g·hd (position-major, e.g. a KV cache)
  * out: [nq][n_heads · hd]
  * Query head h uses KV head h / (n_heads / n_kv_heads) (GQA).
- * causal: query i (absolute position nk − nq + i) sees keys 0 .. nk − nq + i.
- * Threaded over heads × query rows. */
+ * causal: query i (absolute position nk − nq + i) sees keys 0 .. nk − nq + i;
+ * a row that sees no key (nq > nk) gets zeros. out must not alias q, k, v.
+ * Threaded over heads × query rows (and over key ranges for long contexts). */
 void vx_attention(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
                   int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
                   int nthreads);
