@@ -27,6 +27,9 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_tokens(int argc, char **argv);
 int cmd_debug(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+/* `vocis bench s3gen` / `vocis bench speak` (cmd_bench_s3gen.c), dispatched by cmd_bench. */
+int bench_s3gen(int argc, char **argv);
+int bench_speak(int argc, char **argv);
 int cmd_speak(int argc, char **argv);
 int cmd_voice(int argc, char **argv);
 

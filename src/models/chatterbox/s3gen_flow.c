@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels/ops_extra.h"
 #include "models/chatterbox/s3gen_flow_impl.h"
@@ -407,6 +408,12 @@ vocis_status vx_s3gen_flow_synthetic(const vx_s3gen_flow_dims *d, vx_dtype wdtyp
 /* ------------------------------------------------------------------------ */
 /* Token → mel                                                               */
 
+static double wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* torch: 1 − cos(linspace(0, 1, n + 1) · 0.5 · π) in float32. */
 static void cosine_grid(float *ts, int n) {
     const float step = 1.0f / (float)n;
@@ -496,6 +503,7 @@ vocis_status vx_s3gen_flow_run(const vx_s3gen_flow *f, const vx_s3gen_flow_req *
     /* 2. encoder: tokens [T] → h [L][E] → μ [L][n_mels] (row 0 of the pair; row 1 zeros) */
     ALLOC(h, L * E, "encoder output");
     if (dbg) ALLOC(emb, T * d->input_size, "token embeddings");
+    double t_enc0 = wall_s();
     TRY(vx_s3gen_encoder_forward(f, tokens, T, h, emb, nth, err));
     if (dbg) {
         TRY(dbg_put(dbg, "token_emb_masked_input", VX_DIMS(1, T, d->input_size), emb, err));
@@ -503,6 +511,7 @@ vocis_status vx_s3gen_flow_run(const vx_s3gen_flow *f, const vx_s3gen_flow_req *
     }
     ALLOC(mu2, 2 * L * M, "mu");
     vx_linear(mu2, h, L, &f->encoder_proj.w, f->encoder_proj.b, nth);
+    if (rq->t_encoder) *rq->t_encoder = wall_s() - t_enc0;
     free(h);
     h = NULL;
     if (dbg) TRY(dbg_put_cm(dbg, "mu", mu2, 1, L, M, err));
@@ -537,6 +546,7 @@ vocis_status vx_s3gen_flow_run(const vx_s3gen_flow *f, const vx_s3gen_flow_req *
     ALLOC(v, 2 * L * M, "estimator output");
     TRY(cfm_ws_new(f, L, &ws, err));
     const float g1 = (float)(1.0 + (double)cfg_rate), g2 = cfg_rate;
+    double t_steps0 = wall_s();
     for (int k = 0; k < n_steps; k++) {
         float t = ts[k], r = ts[k + 1];
         memcpy(x2, x, (size_t)(L * M) * sizeof(float));
@@ -551,6 +561,7 @@ vocis_status vx_s3gen_flow_run(const vx_s3gen_flow *f, const vx_s3gen_flow_req *
             x[i] = x[i] + dt * dxdt;
         }
     }
+    if (rq->t_steps) *rq->t_steps = wall_s() - t_steps0;
     if (dbg) {
         TRY(dbg_put(dbg, "est_t_all_steps", VX_DIMS(n_steps), ts, err));
         TRY(dbg_put_cm(dbg, "solve_euler_out", x, 1, L, M, err));
@@ -588,7 +599,7 @@ vocis_status vx_s3gen_flow_infer(const vx_s3gen_flow *f, const int64_t *speech_t
                                  const float *embedding, int n_steps, vx_rng *rng, const float *z, float **mel,
                                  int64_t *tm, int nthreads, vx_err *err) {
     vx_s3gen_flow_req rq = {speech_tokens, n,   prompt_tokens, np, prompt_feat, tp,       embedding,
-                            n_steps,       0.7f, z,            rng, nthreads,   NULL};
+                            n_steps,       0.7f, z,            rng, nthreads,   NULL,     NULL,     NULL};
     return vx_s3gen_flow_run(f, &rq, mel, tm, err);
 }
 
@@ -634,7 +645,7 @@ vocis_status vx_stage_s3gen_flow(const vx_stage_args *a, vx_err *err) {
     vx_rng rng;
     vx_rng_seed(&rng, 0);
     vx_s3gen_flow_req rq = {tok,   t_tok.shape[1], ptok, t_ptok.shape[1], pfeat,       t_feat.shape[1], embd,
-                            steps, 0.7f,           z,    &rng,            a->nthreads, a->out};
+                            steps, 0.7f,           z,    &rng,            a->nthreads, a->out,          NULL, NULL};
     int64_t tm;
     st = vx_s3gen_flow_run(f, &rq, &mel, &tm, err);
 out:

@@ -70,6 +70,8 @@ typedef struct vx_s3gen_flow_req {
     vx_rng *rng;                  /* used when z == NULL: torch.randn_like(μ), continuing the stream */
     int nthreads;
     vx_st_writer *debug;          /* NULL, or receives intermediates under golden names (10_s3gen_flow) */
+    double *t_encoder;            /* NULL, or receives the encoder + μ projection wall time (s) */
+    double *t_steps;              /* NULL, or receives the total wall time of the n_steps estimator steps (s) */
 } vx_s3gen_flow_req;
 
 /* mel: malloc'd [n_mels][tm] (channel-major, like upstream's (1, 80, Tm)),

@@ -1,0 +1,282 @@
+/* `vocis bench s3gen` and `vocis bench speak`: Chatterbox's acoustic half
+ * (S3Gen flow: encoder + 10 Euler/CFG steps of the estimator, then HiFT) and
+ * the whole speak path (T3 + flow + HiFT) on random-weight models at the
+ * release's dimensions. One figure per line as `name: value unit`.
+ *
+ * The shapes follow a real request: the release's built-in voice (conds.pt)
+ * has 250 prompt speech tokens and 500 prompt mel frames (10 s), and T3
+ * emits 25 speech tokens per second of audio. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "base/threads.h"
+#include "cli/cli.h"
+#include "models/chatterbox/hift.h"
+#include "models/chatterbox/s3gen_flow.h"
+#include "models/chatterbox/t3.h"
+
+#define TOKENS_PER_S 25 /* speech tokens per second of audio */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double peak_rss_mib(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}
+
+static int dtype_of(const char *s, vx_dtype *dt) {
+    if (!strcmp(s, "bf16")) *dt = VX_BF16;
+    else if (!strcmp(s, "f16")) *dt = VX_F16;
+    else if (!strcmp(s, "f32")) *dt = VX_F32;
+    else return -1;
+    return 0;
+}
+
+/* The acoustic half at real dims: random-weight flow (matrices in wdt) and HiFT. */
+typedef struct acoustic {
+    vx_s3gen_flow *flow;
+    vx_hift *hift;
+    int64_t np, tp;       /* prompt tokens, prompt mel frames */
+    int64_t *prompt;      /* [np] */
+    float *prompt_feat;   /* [tp][n_mels] */
+    float *embedding;     /* [spk_dim] */
+} acoustic;
+
+static void acoustic_free(acoustic *a) {
+    vx_s3gen_flow_free(a->flow);
+    vx_hift_free(a->hift);
+    free(a->prompt);
+    free(a->prompt_feat);
+    free(a->embedding);
+    memset(a, 0, sizeof *a);
+}
+
+static vocis_status acoustic_new(acoustic *a, vx_dtype wdt, double prompt_s, vx_err *err) {
+    memset(a, 0, sizeof *a);
+    vx_s3gen_flow_dims d;
+    vx_s3gen_flow_dims_real(&d);
+    VX_TRY(vx_s3gen_flow_synthetic(&d, wdt, 1234, &a->flow, err));
+    vocis_status st = vx_hift_random(512, 512, 4321, &a->hift, err);
+    if (st) return st;
+    a->np = (int64_t)lround(prompt_s * TOKENS_PER_S);
+    a->tp = a->np * d.up_stride;
+    a->prompt = malloc(sizeof(int64_t) * (size_t)(a->np > 0 ? a->np : 1));
+    a->prompt_feat = malloc(sizeof(float) * (size_t)((a->tp > 0 ? a->tp : 1) * d.n_mels));
+    a->embedding = malloc(sizeof(float) * (size_t)d.spk_dim);
+    if (!a->prompt || !a->prompt_feat || !a->embedding) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    for (int64_t i = 0; i < a->np; i++) a->prompt[i] = (i * 131 + 7) % d.vocab;
+    /* a log-mel-like range: roughly −11 .. 2 */
+    for (int64_t i = 0; i < a->tp * d.n_mels; i++) a->prompt_feat[i] = -4.5f + 6.0f * sinf(0.37f * (float)i);
+    for (int64_t i = 0; i < d.spk_dim; i++) a->embedding[i] = 0.0625f * (float)((i * 37) % 17 - 8);
+    return VOCIS_OK;
+}
+
+typedef struct acoustic_times {
+    double flow, encoder, steps, hift;
+    int64_t samples;
+} acoustic_times;
+
+/* Flow (10 Euler steps, noise from rng) then HiFT on n speech tokens. */
+static vocis_status acoustic_run(const acoustic *a, const int64_t *tokens, int64_t n, int steps, vx_rng *rng,
+                                 int threads, acoustic_times *t, vx_err *err) {
+    float *mel = NULL, *wav = NULL;
+    int64_t tm = 0, nw = 0;
+    vx_s3gen_flow_req rq = {
+        .speech_tokens = tokens,
+        .n = n,
+        .prompt_tokens = a->prompt,
+        .np = a->np,
+        .prompt_feat = a->prompt_feat,
+        .tp = a->tp,
+        .embedding = a->embedding,
+        .n_steps = steps,
+        .cfg_rate = 0.7f,
+        .rng = rng,
+        .nthreads = threads,
+        .t_encoder = &t->encoder,
+        .t_steps = &t->steps,
+    };
+    double t0 = now_s();
+    VX_TRY(vx_s3gen_flow_run(a->flow, &rq, &mel, &tm, err));
+    double t1 = now_s();
+    vocis_status st = vx_hift_vocode(a->hift, mel, tm, rng, NULL, NULL, &wav, &nw, NULL, NULL, threads, err);
+    double t2 = now_s();
+    free(mel);
+    free(wav);
+    t->flow = t1 - t0;
+    t->hift = t2 - t1;
+    t->samples = nw;
+    return st;
+}
+
+int bench_s3gen(int argc, char **argv) {
+    int synthetic = 0, threads = 0, steps = 10, reps = 1;
+    float seconds = 4.0f, prompt_s = 10.0f;
+    const char *dtype = "f32";
+    const cli_opt opts[] = {
+        {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions (required)", 0, -1},
+        {"--seconds", CLI_FLOAT, &seconds, "generated audio in seconds, 25 speech tokens each (4)", 0.04, 600},
+        {"--prompt-seconds", CLI_FLOAT, &prompt_s, "voice prompt in seconds: 25 tokens, 50 mel frames each (10)", 0,
+         600},
+        {"--steps", CLI_INT, &steps, "Euler steps (10)", 1, 1000},
+        {"--reps", CLI_INT, &reps, "timed repetitions after one warm-up run; the fastest is reported (1)", 1, 100},
+        {"--dtype", CLI_STR, &dtype, "flow weight dtype: f32 (default, as released), bf16, f16", 0, -1},
+        {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
+    };
+    int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
+                      "usage: vocis bench s3gen --synthetic [--seconds S] [--prompt-seconds P] [--threads N]\n"
+                      "                         [--dtype f32|bf16|f16]\n\n"
+                      "Times Chatterbox's S3Gen on random weights at the release's dimensions: the flow\n"
+                      "encoder, each Euler step of the CFM estimator (a CFG pair over prompt + generated\n"
+                      "frames), and the HiFT vocoder. rtf = (flow + HiFT time) / generated audio length.");
+    if (r) return r == 1 ? 0 : 2;
+    if (!synthetic) return cli_error("bench", "--synthetic is required (random weights at real dimensions)"), 2;
+    vx_dtype dt;
+    if (dtype_of(dtype, &dt)) return cli_error("bench", "--dtype must be f32, bf16 or f16"), 2;
+    if (threads <= 0) threads = vx_default_threads();
+
+    vx_err err = {0};
+    acoustic a;
+    double t0 = now_s();
+    if (acoustic_new(&a, dt, prompt_s, &err)) {
+        acoustic_free(&a);
+        return cli_error("bench", "%s", err.msg);
+    }
+    double t_load = now_s() - t0;
+    const vx_s3gen_flow_dims *d = vx_s3gen_flow_get_dims(a.flow);
+    const int64_t n = lround((double)seconds * TOKENS_PER_S) > 0 ? (int64_t)lround((double)seconds * TOKENS_PER_S) : 1;
+    int64_t *tok = malloc(sizeof(int64_t) * (size_t)n);
+    if (!tok) {
+        acoustic_free(&a);
+        return cli_error("bench", "out of memory");
+    }
+    for (int64_t i = 0; i < n; i++) tok[i] = (i * 577 + 11) % d->vocab;
+    const int64_t L = d->up_stride * (a.np + n);
+    printf("model: synthetic S3Gen flow (%s weights) + HiFT (f32), %d threads\n", dtype, threads);
+    printf("shape: %lld prompt + %lld speech tokens, %lld prompt mel frames, %lld estimator frames x 2 CFG rows, "
+           "%d steps\n",
+           (long long)a.np, (long long)n, (long long)a.tp, (long long)L, steps);
+    printf("load: %.2f s\n", t_load);
+    fflush(stdout);
+
+    acoustic_times best = {0};
+    vocis_status st = VOCIS_OK;
+    for (int i = 0; i <= reps && !st; i++) { /* run 0 warms up (page faults, thread start) */
+        vx_rng rng;
+        vx_rng_seed(&rng, 0);
+        acoustic_times t = {0};
+        st = acoustic_run(&a, tok, n, steps, &rng, threads, &t, &err);
+        if (!st && (i == 1 || (i > 1 && t.flow + t.hift < best.flow + best.hift))) best = t;
+    }
+    free(tok);
+    acoustic_free(&a);
+    if (st) return cli_error("bench", "%s", err.msg);
+    const double audio = (double)best.samples / VX_HIFT_SR;
+    printf("audio: %.2f s\n", audio);
+    printf("encoder: %.1f ms\n", 1e3 * best.encoder);
+    printf("cfm_step: %.1f ms\n", 1e3 * best.steps / steps);
+    printf("flow: %.1f ms\n", 1e3 * best.flow);
+    printf("hift: %.1f ms\n", 1e3 * best.hift);
+    printf("rtf: %.3f\n", (best.flow + best.hift) / audio);
+    printf("peak_rss: %.0f MiB\n", peak_rss_mib());
+    return 0;
+}
+
+int bench_speak(int argc, char **argv) {
+    int synthetic = 0, threads = 0;
+    float seconds = 4.0f, prompt_s = 10.0f;
+    const char *dtype = "bf16";
+    const cli_opt opts[] = {
+        {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions (required)", 0, -1},
+        {"--seconds", CLI_FLOAT, &seconds, "generated audio in seconds: T3 makes 25 tokens each (4)", 0.04, 160},
+        {"--prompt-seconds", CLI_FLOAT, &prompt_s, "voice prompt in seconds (10)", 0, 600},
+        {"--dtype", CLI_STR, &dtype, "T3 weight dtype: bf16 (default), f16, f32 (the flow stays f32)", 0, -1},
+        {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
+    };
+    int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
+                      "usage: vocis bench speak --synthetic [--seconds S] [--threads N]\n\n"
+                      "End-to-end Chatterbox on random weights at the release's dimensions: T3 generates\n"
+                      "25 speech tokens per second of audio (a CFG pair per token), then the S3Gen flow\n"
+                      "(10 Euler steps) and HiFT. rtf = total time / generated audio length.");
+    if (r) return r == 1 ? 0 : 2;
+    if (!synthetic) return cli_error("bench", "--synthetic is required (random weights at real dimensions)"), 2;
+    vx_dtype dt;
+    if (dtype_of(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
+    if (threads <= 0) threads = vx_default_threads();
+    const int want = (int)lround((double)seconds * TOKENS_PER_S) > 0 ? (int)lround((double)seconds * TOKENS_PER_S) : 1;
+
+    vx_err err = {0};
+    vx_cb_config cfg;
+    vx_cb_config_default(&cfg);
+    vx_t3 t3;
+    vx_weights *w = NULL;
+    acoustic a = {0};
+    double t0 = now_s();
+    vocis_status st = vx_t3_synthetic_weights(dt, 1234, &w, &err);
+    if (!st && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
+    else vx_weights_close(w);
+    if (st) return cli_error("bench", "%s", err.msg);
+    if ((st = acoustic_new(&a, VX_F32, prompt_s, &err))) {
+        acoustic_free(&a);
+        vx_t3_free(&t3);
+        return cli_error("bench", "%s", err.msg);
+    }
+    double t_load = now_s() - t0;
+
+    /* T3: a fixed conditioning (the voice's 150 T3 prompt tokens) and ~40 text tokens */
+    enum { TEXT = 40, T3_PROMPT = 150 };
+    float *spk = calloc((size_t)t3.speaker_dim, sizeof(float));
+    int64_t t3_prompt[T3_PROMPT];
+    int32_t text[TEXT + 2];
+    for (int i = 0; spk && i < t3.speaker_dim; i++) spk[i] = 0.0625f * (float)((i * 37) % 17 - 8);
+    for (int i = 0; i < T3_PROMPT; i++) t3_prompt[i] = (i * 131) % 6561;
+    text[0] = cfg.start_text_token;
+    for (int i = 1; i <= TEXT; i++) text[i] = 1 + (i * 53) % 600;
+    text[TEXT + 1] = cfg.stop_text_token;
+    vx_t3_cond c = {spk, t3_prompt, T3_PROMPT, 0.5f};
+    vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, NULL, NULL};
+    vx_rng rng;
+    vx_rng_seed(&rng, 0);
+    int32_t *toks = NULL;
+    int nt = 0;
+    int64_t *tok64 = NULL;
+    acoustic_times at = {0};
+    double t1 = now_s(), t_t3 = 0;
+    if (!spk) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+    if (!st) st = vx_t3_generate(&t3, &c, text, TEXT + 2, &s, &rng, threads, &toks, &nt, &err);
+    t_t3 = now_s() - t1;
+    int raw = nt;
+    if (!st) {
+        /* Random weights stop or emit special tokens at random: keep the valid ones and top the
+         * list up to `want` so that the acoustic half always renders `seconds` of audio. */
+        nt = vx_t3_clean_tokens(&t3, toks, nt);
+        tok64 = malloc(sizeof(int64_t) * (size_t)want);
+        if (!tok64) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+        for (int i = 0; !st && i < want; i++) tok64[i] = i < nt ? toks[i] : (i * 577 + 11) % 6561;
+    }
+    if (!st) st = acoustic_run(&a, tok64, want, 10, &rng, threads, &at, &err);
+    free(spk), free(toks), free(tok64);
+    acoustic_free(&a);
+    vx_t3_free(&t3);
+    if (st) return cli_error("bench", "%s", err.msg);
+    const double audio = (double)at.samples / VX_HIFT_SR;
+    printf("model: synthetic Chatterbox (T3 %s, S3Gen flow f32, HiFT f32), %d threads\n", dtype, threads);
+    printf("load: %.2f s\n", t_load);
+    printf("t3_tokens: %d (%d sampled; %d speech tokens to S3Gen)\n", want, raw, want);
+    printf("audio: %.2f s\n", audio);
+    printf("t3: %.2f s\n", t_t3);
+    printf("s3gen: %.2f s\n", at.flow);
+    printf("hift: %.2f s\n", at.hift);
+    printf("rtf: %.3f\n", (t_t3 + at.flow + at.hift) / audio);
+    printf("peak_rss: %.0f MiB\n", peak_rss_mib());
+    return 0;
+}
