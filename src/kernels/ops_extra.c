@@ -1,10 +1,13 @@
 #include "kernels/ops_extra.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+
+#include "kernels/isa.h"
 
 void vx_mish(float *x, int64_t n) {
     /* tanh(ln(1 + e)) = ((1 + e)² − 1) / ((1 + e)² + 1) = m / (m + 2) with m = e·(e + 2):
@@ -17,6 +20,118 @@ void vx_mish(float *x, int64_t n) {
             x[i] = v * m / (m + 2.0f);
         }
     }
+}
+
+/* ---- Snake: y = x + sin²(α·x) / (α + 1e-9) ----
+ * sin(x) for |x| < ~1e6 (bounded garbage beyond), without libm: x = q·π + r, |r| ≤ π/2, Cody–Waite
+ * reduction with a 3-part π, odd Taylor polynomial to r¹⁵ (error < 1 ulp of the result on
+ * |r| ≤ π/2 before rounding), sign (−1)^q. Max error ≈ 2 ulp for the magnitudes Snake sees.
+ * The SIMD variants do the same float operations in the same order (no fused multiply-add), so
+ * all levels give bit-identical results. */
+#define SIN_C3 1.509957990978376432e-7f
+#define SIN_C2 9.67502593994140625e-4f
+#define SIN_C1 3.140625f
+#define SIN_P(MUL, ADD, SUB, SET, p, r2)                                                                        \
+    do {                                                                                                        \
+        p = SET(-7.6471637318198164759e-13f);                                                                  \
+        p = ADD(MUL(p, r2), SET(1.6059043836821614599e-10f));                                                  \
+        p = SUB(MUL(p, r2), SET(2.5052108385441718775e-8f));                                                   \
+        p = ADD(MUL(p, r2), SET(2.7557319223985890653e-6f));                                                   \
+        p = SUB(MUL(p, r2), SET(1.9841269841269841270e-4f));                                                   \
+        p = ADD(MUL(p, r2), SET(8.3333333333333333333e-3f));                                                   \
+        p = SUB(MUL(p, r2), SET(1.6666666666666666667e-1f));                                                   \
+    } while (0)
+
+static inline float sin_1(float x) {
+    const float inv_pi = 0.318309886183790671538f;
+    const float shifter = 12582912.0f; /* 1.5·2^23: adding it rounds to an integer */
+    float q = (x * inv_pi + shifter) - shifter;
+    q = q > 4194304.0f ? 4194304.0f : (q < -4194304.0f ? -4194304.0f : q); /* keep the int conversion defined */
+    float r = x - q * SIN_C1;
+    r = r - q * SIN_C2;
+    r = r - q * SIN_C3;
+    float r2 = r * r, p;
+#define MUL_(a, b) ((a) * (b))
+#define ADD_(a, b) ((a) + (b))
+#define SUB_(a, b) ((a) - (b))
+#define SET_(a) (a)
+    SIN_P(MUL_, ADD_, SUB_, SET_, p, r2);
+#undef MUL_
+#undef ADD_
+#undef SUB_
+#undef SET_
+    float s = r + r * r2 * p;
+    int32_t qi = (int32_t)q;
+    return (qi & 1) ? -s : s;
+}
+
+static void snake_1(float *y, const float *x, float a, float inv, int64_t n) {
+    for (int64_t t = 0; t < n; t++) {
+        float s = sin_1(x[t] * a);
+        y[t] = x[t] + inv * (s * s);
+    }
+}
+
+static VX_TARGET_AVX512 void snake_5(float *y, const float *x, float a, float inv, int64_t n) {
+    const __m512 va = _mm512_set1_ps(a), vinv = _mm512_set1_ps(inv), inv_pi = _mm512_set1_ps(0.318309886183790671538f),
+                 shifter = _mm512_set1_ps(12582912.0f), qmax = _mm512_set1_ps(4194304.0f),
+                 qmin = _mm512_set1_ps(-4194304.0f);
+    for (int64_t t = 0; t < n; t += 16) {
+        __mmask16 m = n - t >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - t)) - 1);
+        __m512 xv = _mm512_maskz_loadu_ps(m, x + t);
+        __m512 z = _mm512_mul_ps(xv, va);
+        __m512 q = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(z, inv_pi), shifter), shifter);
+        q = _mm512_max_ps(_mm512_min_ps(q, qmax), qmin);
+        __m512 r = _mm512_sub_ps(z, _mm512_mul_ps(q, _mm512_set1_ps(SIN_C1)));
+        r = _mm512_sub_ps(r, _mm512_mul_ps(q, _mm512_set1_ps(SIN_C2)));
+        r = _mm512_sub_ps(r, _mm512_mul_ps(q, _mm512_set1_ps(SIN_C3)));
+        __m512 r2 = _mm512_mul_ps(r, r), p;
+        SIN_P(_mm512_mul_ps, _mm512_add_ps, _mm512_sub_ps, _mm512_set1_ps, p, r2);
+        __m512 s = _mm512_add_ps(r, _mm512_mul_ps(_mm512_mul_ps(r, r2), p));
+        __m512i odd = _mm512_slli_epi32(_mm512_cvttps_epi32(q), 31); /* (q & 1) → sign bit */
+        s = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(s), odd));
+        _mm512_mask_storeu_ps(y + t, m, _mm512_add_ps(xv, _mm512_mul_ps(vinv, _mm512_mul_ps(s, s))));
+    }
+}
+
+static VX_TARGET_AVX2 void snake_2(float *y, const float *x, float a, float inv, int64_t n) {
+    const __m256 va = _mm256_set1_ps(a), vinv = _mm256_set1_ps(inv), inv_pi = _mm256_set1_ps(0.318309886183790671538f),
+                 shifter = _mm256_set1_ps(12582912.0f), qmax = _mm256_set1_ps(4194304.0f),
+                 qmin = _mm256_set1_ps(-4194304.0f);
+    int64_t t = 0;
+    for (; t + 8 <= n; t += 8) {
+        __m256 xv = _mm256_loadu_ps(x + t);
+        __m256 z = _mm256_mul_ps(xv, va);
+        __m256 q = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(z, inv_pi), shifter), shifter);
+        q = _mm256_max_ps(_mm256_min_ps(q, qmax), qmin);
+        __m256 r = _mm256_sub_ps(z, _mm256_mul_ps(q, _mm256_set1_ps(SIN_C1)));
+        r = _mm256_sub_ps(r, _mm256_mul_ps(q, _mm256_set1_ps(SIN_C2)));
+        r = _mm256_sub_ps(r, _mm256_mul_ps(q, _mm256_set1_ps(SIN_C3)));
+        __m256 r2 = _mm256_mul_ps(r, r), p;
+        SIN_P(_mm256_mul_ps, _mm256_add_ps, _mm256_sub_ps, _mm256_set1_ps, p, r2);
+        __m256 s = _mm256_add_ps(r, _mm256_mul_ps(_mm256_mul_ps(r, r2), p));
+        __m256i odd = _mm256_slli_epi32(_mm256_cvttps_epi32(q), 31);
+        s = _mm256_castsi256_ps(_mm256_xor_si256(_mm256_castps_si256(s), odd));
+        _mm256_storeu_ps(y + t, _mm256_add_ps(xv, _mm256_mul_ps(vinv, _mm256_mul_ps(s, s))));
+    }
+    snake_1(y + t, x + t, a, inv, n - t);
+}
+#undef SIN_P
+
+void vx_snake_isa(int isa, float *y, const float *x, const float *alpha, int64_t ch, int64_t len) {
+    for (int64_t c = 0; c < ch; c++) {
+        const float a = alpha[c], inv = 1.0f / (a + 1e-9f);
+        if (isa >= VX_ISA_AVX512)
+            snake_5(y + c * len, x + c * len, a, inv, len);
+        else if (isa >= VX_ISA_AVX2)
+            snake_2(y + c * len, x + c * len, a, inv, len);
+        else
+            snake_1(y + c * len, x + c * len, a, inv, len);
+    }
+}
+
+void vx_snake(float *y, const float *x, const float *alpha, int64_t ch, int64_t len) {
+    vx_snake_isa(vx_cpu_isa(), y, x, alpha, ch, len);
 }
 
 void vx_leaky_relu(float *x, int64_t n, float slope) {

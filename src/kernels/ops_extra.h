@@ -12,6 +12,11 @@
 
 /* Mish: x · tanh(softplus(x)), in place. */
 void vx_mish(float *x, int64_t n);
+/* Snake (BigVGAN): y[c][t] = x + sin²(α_c·x) / (α_c + 1e-9) for x = x[c][t], over ch rows of len;
+ * y may equal x. vx_snake_isa takes an explicit level (0 scalar, 1 AVX2, 2 AVX-512; ≤ the CPU's);
+ * all levels give the same bits. */
+void vx_snake(float *y, const float *x, const float *alpha, int64_t ch, int64_t len);
+void vx_snake_isa(int isa, float *y, const float *x, const float *alpha, int64_t ch, int64_t len);
 /* LeakyReLU: x if x ≥ 0 else slope·x, in place. */
 void vx_leaky_relu(float *x, int64_t n, float slope);
 /* dst[c][r] = src[r][c] for a rows × cols matrix. */
@@ -28,6 +33,17 @@ int64_t vx_conv1d_tm_out_len(int64_t lin, int64_t k, int64_t dil, int64_t pad_le
 void vx_conv1d_tm(float *y, const float *x, int64_t B, int64_t lin, int64_t cin, int64_t k, int64_t dil,
                   int64_t pad_left, int64_t pad_right, const vx_mat *w, const float *bias, float *col,
                   int nthreads);
+
+/* Many-query scaled dot-product attention, same contract as vx_attention
+ * (kernels.h: GQA, causal, position-major K/V with kv_stride), computed in
+ * blocks of 48 query rows with register-tiled AVX-512 products and a
+ * lane-wise softmax (attention_blocked.c). Scratch is O(nk) per thread.
+ * Falls back to vx_attention where it does not apply (no AVX-512, hd not a
+ * multiple of 16, fewer than 16 query rows). */
+int vx_attention_blocked_supported(int hd);
+void vx_attention_blocked(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
+                          int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
+                          int nthreads);
 
 /* Relative-position multi-head self-attention of one sequence of length L
  * (Transformer-XL with learned biases u, v; ESPnet relative encoding):

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/isa.h"
 #include "kernels/ops_extra.h"
 #include "models/chatterbox/s3gen_flow.h"
 #include "models/stages.h"
@@ -84,6 +85,89 @@ static void test_relpos(int64_t L) {
         }
     CHECK_CLOSE(o, r, (size_t)(L * HD), 2e-5);
     free(q), free(k), free(v), free(p), free(o), free(r), free(s), free(sc);
+}
+
+/* vx_attention_blocked against a double-precision reference: GQA, causal with nq < nk and nq > nk
+ * (rows that see no key are zero), query counts around the 48-row block, head sizes 16..144, a
+ * KV stride wider than the heads, 1 and 2 threads. */
+static void attn_blocked_case(int64_t nq, int64_t nk, int H, int Hkv, int hd, int causal, int nth) {
+    const int64_t qs = (int64_t)H * hd, ks = (int64_t)Hkv * hd + 16;
+    float *q = malloc(sizeof(float) * nq * qs), *k = malloc(sizeof(float) * nk * ks);
+    float *v = malloc(sizeof(float) * nk * ks), *o = malloc(sizeof(float) * nq * qs);
+    float *r = malloc(sizeof(float) * nq * qs);
+    double *sc = malloc(sizeof(double) * (nk > 0 ? nk : 1));
+    tl_fill_random(q, nq * qs, 11);
+    tl_fill_random(k, nk * ks, 12);
+    tl_fill_random(v, nk * ks, 13);
+    for (int64_t i = 0; i < nq * qs; i++) q[i] *= 3.0f; /* peaky softmax */
+    const float scale = 1.0f / sqrtf((float)hd);
+    vx_attention_blocked(o, q, k, v, nq, nk, H, Hkv, hd, ks, scale, causal, nth);
+    for (int h = 0; h < H; h++)
+        for (int64_t i = 0; i < nq; i++) {
+            const int g = h / (H / Hkv);
+            int64_t lim = causal ? nk - nq + i + 1 : nk;
+            lim = lim < 0 ? 0 : lim > nk ? nk : lim;
+            double mx = -1e300, sum = 0;
+            for (int64_t j = 0; j < lim; j++) {
+                double a = 0;
+                for (int d = 0; d < hd; d++) a += (double)q[i * qs + h * hd + d] * k[j * ks + g * hd + d];
+                sc[j] = a * scale;
+                if (sc[j] > mx) mx = sc[j];
+            }
+            for (int64_t j = 0; j < lim; j++) sum += (sc[j] = exp(sc[j] - mx));
+            for (int d = 0; d < hd; d++) {
+                double acc = 0;
+                for (int64_t j = 0; j < lim; j++) acc += sc[j] / sum * v[j * ks + g * hd + d];
+                r[i * qs + h * hd + d] = (float)acc;
+            }
+        }
+    double worst = 0;
+    for (int64_t i = 0; i < nq * qs; i++) worst = fmax(worst, fabs((double)o[i] - r[i]));
+    CHECK_MSG(worst <= 2e-6, "attention_blocked nq=%lld nk=%lld H=%d/%d hd=%d causal=%d threads=%d: max |diff| %.3g",
+              (long long)nq, (long long)nk, H, Hkv, hd, causal, nth, worst);
+    free(q), free(k), free(v), free(o), free(r), free(sc);
+}
+
+static void test_attention_blocked(void) {
+    static const int64_t nqs[] = {16, 47, 48, 49, 131};
+    for (int causal = 0; causal <= 1; causal++)
+        for (size_t a = 0; a < sizeof nqs / sizeof nqs[0]; a++)
+            for (int nth = 1; nth <= 2; nth++) attn_blocked_case(nqs[a], nqs[a] + 5 * causal, 4, 2, 64, causal, nth);
+    attn_blocked_case(100, 37, 2, 2, 64, 1, 2);  /* nq > nk: the first rows see nothing */
+    attn_blocked_case(60, 300, 2, 1, 16, 0, 2);  /* one vector of output dims */
+    attn_blocked_case(50, 50, 3, 3, 80, 1, 1);   /* 64 + 16 dims */
+    attn_blocked_case(97, 203, 2, 2, 128, 0, 2); /* two 64-dim chunks */
+    attn_blocked_case(33, 70, 2, 2, 144, 1, 2);
+    attn_blocked_case(40, 40, 2, 2, 20, 0, 1);   /* hd not a multiple of 16: fallback */
+    attn_blocked_case(5, 40, 2, 2, 64, 0, 1);    /* few rows: fallback */
+}
+
+/* Snake: every ISA level gives the same bits, close to the double formula. */
+static void test_snake(void) {
+    enum { CH = 3, LEN = 1037 };
+    float *x = malloc(sizeof(float) * CH * LEN), *y = malloc(sizeof(float) * CH * LEN);
+    float *y0 = malloc(sizeof(float) * CH * LEN), alpha[CH] = {0.3f, 1.0f, 7.5f};
+    tl_fill_random(x, CH * LEN, 21);
+    for (int i = 0; i < CH * LEN; i++) x[i] *= (i % 5 == 0) ? 300.0f : 4.0f;
+    vx_snake_isa(0, y0, x, alpha, CH, LEN);
+    double worst = 0;
+    for (int c = 0; c < CH; c++)
+        for (int t = 0; t < LEN; t++) {
+            double xv = x[c * LEN + t], s = sin(alpha[c] * xv), ref = xv + s * s / (alpha[c] + 1e-9);
+            worst = fmax(worst, fabs(y0[c * LEN + t] - ref) / (1 + fabs(ref)));
+        }
+    CHECK_MSG(worst <= 2e-6, "snake scalar vs double: max rel diff %.3g", worst);
+    for (int isa = 1; isa <= 2; isa++) {
+        if (isa > vx_cpu_isa()) break;
+        for (int len = 1; len <= 40; len += 13) { /* tails */
+            vx_snake_isa(isa, y, x, alpha, 1, len);
+            CHECK_MSG(!memcmp(y, y0, sizeof(float) * (size_t)len), "snake isa %d len %d differs from scalar", isa, len);
+        }
+        memcpy(y, x, sizeof(float) * CH * LEN); /* in place */
+        vx_snake_isa(isa, y, y, alpha, CH, LEN);
+        CHECK_MSG(!memcmp(y, y0, sizeof(float) * CH * LEN), "snake isa %d differs from scalar", isa);
+    }
+    free(x), free(y), free(y0);
 }
 
 typedef struct {
@@ -304,6 +388,8 @@ int main(int argc, char **argv) {
     test_conv_tm();
     test_relpos(7);
     test_relpos(300); /* more than one query block */
+    test_attention_blocked();
+    test_snake();
     test_api();
     test_golden();
     test_rng_path();

@@ -108,8 +108,8 @@ static void tblock(const vx_s3gen_flow *f, const fl_tblock *tb, cfm_ws *w, int64
     vx_linear(w->v, w->a, BL, &tb->v.w, NULL, nth);
     const float scale = (float)(1.0 / sqrt((double)hd));
     for (int64_t b = 0; b < B; b++)
-        vx_attention(w->att + b * L * HD, w->q + b * L * HD, w->k + b * L * HD, w->v + b * L * HD, L, L, (int)H,
-                     (int)H, (int)hd, HD, scale, 0, nth);
+        vx_attention_blocked(w->att + b * L * HD, w->q + b * L * HD, w->k + b * L * HD, w->v + b * L * HD, L, L,
+                             (int)H, (int)H, (int)hd, HD, scale, 0, nth);
     vx_linear(w->tmp, w->att, BL, &tb->out.w, tb->out.b, nth);
     p_add(h, w->tmp, BL * C, nth);
     p_layernorm(w->a, h, &tb->norm3, BL, C, nth);

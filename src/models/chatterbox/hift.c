@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/conv.h"
+#include "kernels/ops_extra.h"
 
 /* Upstream constants (S3Token2Wav builds HiFTGenerator with these; not stored in the checkpoint). */
 static const int64_t UP_RATES[VX_HIFT_NSTAGES] = {8, 5, 3};
@@ -315,44 +316,11 @@ static void leaky_relu(float *x, int64_t n, float slope, int nthreads) {
     for (int64_t i = 0; i < n; i++) x[i] = x[i] >= 0.0f ? x[i] : x[i] * slope;
 }
 
-/* sin(x) for |x| < ~1e6 (bounded garbage beyond), vectorisable (no libm call, no branches): x = q·π + r, |r| ≤ π/2,
- * Cody–Waite reduction with a 3-part π, odd Taylor polynomial to r¹⁵ (error < 1 ulp of the result
- * on |r| ≤ π/2 before rounding), sign (−1)^q. Max error ≈ 2 ulp for the magnitudes Snake sees. */
-#pragma omp declare simd notinbranch
-static inline float fast_sinf(float x) {
-    const float inv_pi = 0.318309886183790671538f;
-    const float shifter = 12582912.0f; /* 1.5·2^23: adding it rounds to an integer */
-    float q = (x * inv_pi + shifter) - shifter;
-    q = q > 4194304.0f ? 4194304.0f : (q < -4194304.0f ? -4194304.0f : q); /* keep the int conversion defined */
-    float r = x - q * 3.140625f;
-    r = r - q * 9.67502593994140625e-4f;
-    r = r - q * 1.509957990978376432e-7f;
-    float r2 = r * r;
-    float p = -7.6471637318198164759e-13f;
-    p = p * r2 + 1.6059043836821614599e-10f;
-    p = p * r2 - 2.5052108385441718775e-8f;
-    p = p * r2 + 2.7557319223985890653e-6f;
-    p = p * r2 - 1.9841269841269841270e-4f;
-    p = p * r2 + 8.3333333333333333333e-3f;
-    p = p * r2 - 1.6666666666666666667e-1f;
-    float s = r + r * r2 * p;
-    int32_t qi = (int32_t)q;
-    return (qi & 1) ? -s : s;
-}
-
-/* Snake: y = x + sin²(α·x) / (α + 1e-9), α per channel; x, y: [ch][len] (may alias). */
+/* Snake: y = x + sin²(α·x) / (α + 1e-9), α per channel; x, y: [ch][len] (may alias). The kernel
+ * (vx_snake) evaluates sin without libm (Cody–Waite reduction, odd polynomial, ≈ 2 ulp), in SIMD. */
 static void snake(float *y, const float *x, const float *alpha, int64_t ch, int64_t len, int nthreads) {
 #pragma omp parallel for num_threads(nthreads) schedule(static) if (ch * len > 32768)
-    for (int64_t c = 0; c < ch; c++) {
-        const float a = alpha[c], inv = 1.0f / (a + 1e-9f);
-        const float *xr = x + c * len;
-        float *yr = y + c * len;
-#pragma omp simd
-        for (int64_t t = 0; t < len; t++) {
-            float s = fast_sinf(xr[t] * a);
-            yr[t] = xr[t] + inv * (s * s);
-        }
-    }
+    for (int64_t c = 0; c < ch; c++) vx_snake(y + c * len, x + c * len, alpha + c, 1, len);
 }
 
 /* ResBlock: out = x; for j: out += conv2(snake(conv1(snake(out, a1), dil d_j), a2)).
