@@ -278,7 +278,7 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
     int32_t *ids = NULL, *toks = NULL;
     size_t nids = 0;
     int nt = 0;
-    int64_t *toks64 = NULL, *prompt = NULL;
+    int64_t *toks64 = NULL;
     float *mel = NULL;
     int64_t tm = 0;
     vx_t3_cond cond = {v->speaker_emb.data, v->cond_prompt_speech_tokens.data, (int)v->cond_prompt_speech_tokens.n,
@@ -312,7 +312,7 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
 cancelled:
     st = vx_fail(err, VOCIS_E_CANCELLED, "synthesis cancelled");
 done:
-    free(ids), free(toks), free(toks64), free(prompt), free(mel);
+    free(ids), free(toks), free(toks64), free(mel);
     return st;
 }
 
