@@ -9,9 +9,9 @@
 
 #include "kernels/isa.h"
 
-void vx_mish(float *x, int64_t n) {
-    /* tanh(ln(1 + e)) = ((1 + e)² − 1) / ((1 + e)² + 1) = m / (m + 2) with m = e·(e + 2):
-     * one exp instead of exp + log1p + tanh; beyond 20 the factor is 1 in float. */
+/* Mish: tanh(ln(1 + e)) = ((1 + e)² − 1) / ((1 + e)² + 1) = m / (m + 2) with m = e·(e + 2):
+ * one exp instead of exp + log1p + tanh; from 20 on the factor is 1 in float. */
+static void mish_1(float *x, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         float v = x[i];
         if (v < 20.0f) {
@@ -20,6 +20,102 @@ void vx_mish(float *x, int64_t n) {
             x[i] = v * m / (m + 2.0f);
         }
     }
+}
+
+static VX_TARGET_AVX512 void mish_5(float *x, int64_t n) {
+    const __m512 two = _mm512_set1_ps(2.0f), lim = _mm512_set1_ps(20.0f);
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        __m512 e = vx_exp512(v);
+        __m512 mm = _mm512_mul_ps(e, _mm512_add_ps(e, two));
+        __m512 r = _mm512_div_ps(_mm512_mul_ps(v, mm), _mm512_add_ps(mm, two));
+        r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, lim, _CMP_GE_OQ), v);
+        _mm512_mask_storeu_ps(x + i, m, r);
+    }
+}
+
+void vx_mish_isa(int isa, float *x, int64_t n) {
+    if (isa >= VX_ISA_AVX512)
+        mish_5(x, n);
+    else
+        mish_1(x, n);
+}
+
+void vx_mish(float *x, int64_t n) { vx_mish_isa(vx_cpu_isa(), x, n); }
+
+/* ---- fused row ops around LayerNorm (residual, bias, Mish) ----
+ * The scalar level is vx_layernorm itself (double sums); AVX-512 sums in
+ * float lanes (16 interleaved partial sums, like a pairwise sum). */
+
+static VX_TARGET_AVX512 void ln_row_5(float *y, const float *x, const float *w, const float *b, int64_t dim,
+                                      float eps) {
+    __m512 s = _mm512_setzero_ps();
+    for (int64_t i = 0; i < dim; i += 16) {
+        __mmask16 m = dim - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (dim - i)) - 1);
+        s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, x + i));
+    }
+    const float mu = vx_hsum512(s) / (float)dim;
+    const __m512 vmu = _mm512_set1_ps(mu);
+    __m512 ss = _mm512_setzero_ps();
+    for (int64_t i = 0; i < dim; i += 16) {
+        __mmask16 m = dim - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (dim - i)) - 1);
+        __m512 d = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x + i), vmu);
+        ss = _mm512_fmadd_ps(d, d, ss);
+    }
+    const __m512 rstd = _mm512_set1_ps(1.0f / sqrtf(vx_hsum512(ss) / (float)dim + eps));
+    for (int64_t i = 0; i < dim; i += 16) {
+        __mmask16 m = dim - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (dim - i)) - 1);
+        __m512 h = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vmu), rstd);
+        if (w) h = _mm512_mul_ps(h, _mm512_maskz_loadu_ps(m, w + i));
+        if (b) h = _mm512_add_ps(h, _mm512_maskz_loadu_ps(m, b + i));
+        _mm512_mask_storeu_ps(y + i, m, h);
+    }
+}
+
+static void ln_row(int isa, float *y, const float *x, const float *w, const float *b, int64_t dim, float eps) {
+    if (isa >= VX_ISA_AVX512)
+        ln_row_5(y, x, w, b, dim, eps);
+    else
+        vx_layernorm(y, x, w, b, 1, dim, eps);
+}
+
+void vx_residual_layernorm_isa(int isa, float *h, const float *t, const float *bias, float *y, const float *w,
+                               const float *b, int64_t rows, int64_t dim, float eps) {
+    for (int64_t r = 0; r < rows; r++) {
+        float *hr = h + r * dim;
+        if (t) {
+            const float *tr = t + r * dim;
+            if (bias)
+                for (int64_t i = 0; i < dim; i++) hr[i] = hr[i] + (tr[i] + bias[i]);
+            else
+                for (int64_t i = 0; i < dim; i++) hr[i] = hr[i] + tr[i];
+        }
+        if (y) ln_row(isa, y + r * dim, hr, w, b, dim, eps);
+    }
+}
+
+void vx_residual_layernorm(float *h, const float *t, const float *bias, float *y, const float *w, const float *b,
+                           int64_t rows, int64_t dim, float eps) {
+    vx_residual_layernorm_isa(vx_cpu_isa(), h, t, bias, y, w, b, rows, dim, eps);
+}
+
+void vx_layernorm_mish_isa(int isa, float *y, float *x, const float *bias, const float *w, const float *b,
+                           const float *add, int64_t rows, int64_t dim, float eps) {
+    for (int64_t r = 0; r < rows; r++) {
+        float *xr = x + r * dim, *yr = y + r * dim;
+        if (bias)
+            for (int64_t i = 0; i < dim; i++) xr[i] += bias[i];
+        ln_row(isa, yr, xr, w, b, dim, eps);
+        vx_mish_isa(isa, yr, dim);
+        if (add)
+            for (int64_t i = 0; i < dim; i++) yr[i] += add[i];
+    }
+}
+
+void vx_layernorm_mish(float *y, float *x, const float *bias, const float *w, const float *b, const float *add,
+                       int64_t rows, int64_t dim, float eps) {
+    vx_layernorm_mish_isa(vx_cpu_isa(), y, x, bias, w, b, add, rows, dim, eps);
 }
 
 /* ---- Snake: y = x + sin²(α·x) / (α + 1e-9) ----

@@ -10,8 +10,22 @@
 
 #include "kernels/kernels.h"
 
-/* Mish: x · tanh(softplus(x)), in place. */
+/* Mish: x · tanh(softplus(x)), in place. vx_mish_isa: explicit level (0 scalar libm, 2 AVX-512). */
 void vx_mish(float *x, int64_t n);
+void vx_mish_isa(int isa, float *x, int64_t n);
+/* Row-wise fusions around LayerNorm(w, b, eps) over rows of dim (single-threaded; split rows
+ * over threads outside). vx_residual_layernorm: h += t + bias (t NULL: no residual, bias may be
+ * NULL), then y = LN(h) (y NULL: none). vx_layernorm_mish: x += bias (bias may be NULL), then
+ * y = Mish(LN(x)) + add (add [dim] broadcast over rows, may be NULL); y ≠ x. The _isa forms take
+ * an explicit level (the scalar level is vx_layernorm's double-sum form). */
+void vx_residual_layernorm(float *h, const float *t, const float *bias, float *y, const float *w, const float *b,
+                           int64_t rows, int64_t dim, float eps);
+void vx_residual_layernorm_isa(int isa, float *h, const float *t, const float *bias, float *y, const float *w,
+                               const float *b, int64_t rows, int64_t dim, float eps);
+void vx_layernorm_mish(float *y, float *x, const float *bias, const float *w, const float *b, const float *add,
+                       int64_t rows, int64_t dim, float eps);
+void vx_layernorm_mish_isa(int isa, float *y, float *x, const float *bias, const float *w, const float *b,
+                           const float *add, int64_t rows, int64_t dim, float eps);
 /* Snake (BigVGAN): y[c][t] = x + sin²(α_c·x) / (α_c + 1e-9) for x = x[c][t], over ch rows of len;
  * y may equal x. vx_snake_isa takes an explicit level (0 scalar, 1 AVX2, 2 AVX-512; ≤ the CPU's);
  * all levels give the same bits. */

@@ -142,6 +142,64 @@ static void test_attention_blocked(void) {
     attn_blocked_case(5, 40, 2, 2, 64, 0, 1);    /* few rows: fallback */
 }
 
+/* Mish and the fused LayerNorm row ops: every level against double references. */
+static void test_fused_rows(void) {
+    enum { R = 5, D = 37 };
+    float x[R * D], h[R * D], t[R * D], bias[D], w[D], bb[D], add[D], y[R * D], hc[R * D];
+    tl_fill_random(x, R * D, 31);
+    tl_fill_random(t, R * D, 32);
+    tl_fill_random(bias, D, 33);
+    tl_fill_random(w, D, 34);
+    tl_fill_random(bb, D, 35);
+    tl_fill_random(add, D, 36);
+    for (int i = 0; i < R * D; i++) x[i] = 6.0f * x[i] + 0.5f; /* offset mean, values to ±6.5 */
+    x[3] = 25.0f, x[4] = -90.0f;                               /* Mish: identity and underflow ranges */
+    for (int isa = 0; isa <= vx_cpu_isa(); isa++) {
+        /* Mish */
+        memcpy(y, x, sizeof x);
+        vx_mish_isa(isa, y, R * D);
+        for (int i = 0; i < R * D; i++) {
+            double r = x[i] * tanh(log1p(exp((double)x[i])));
+            CHECK_MSG(fabs(y[i] - r) <= 3e-7 * (1 + fabs(r)), "mish isa %d (%g) = %.9g, want %.9g", isa, x[i], y[i], r);
+        }
+        /* residual + LN */
+        memcpy(h, x, sizeof x);
+        vx_residual_layernorm_isa(isa, h, t, bias, y, w, bb, R, D, 1e-5f);
+        for (int r = 0; r < R; r++) {
+            double hs[D], mu = 0, var = 0;
+            for (int i = 0; i < D; i++) mu += hs[i] = (double)x[r * D + i] + t[r * D + i] + bias[i];
+            mu /= D;
+            for (int i = 0; i < D; i++) var += (hs[i] - mu) * (hs[i] - mu);
+            double rs = 1 / sqrt(var / D + 1e-5);
+            for (int i = 0; i < D; i++) {
+                CHECK_MSG(fabs(h[r * D + i] - hs[i]) <= 1e-6 * (1 + fabs(hs[i])), "residual isa %d", isa);
+                double ref = (hs[i] - mu) * rs * w[i] + bb[i];
+                CHECK_MSG(fabs(y[r * D + i] - ref) <= 2e-6 * (1 + fabs(ref)),
+                          "residual_layernorm isa %d [%d][%d]: %.9g vs %.9g", isa, r, i, y[r * D + i], ref);
+            }
+        }
+        /* no residual, no LN output: h unchanged / only the residual */
+        memcpy(h, x, sizeof x);
+        vx_residual_layernorm_isa(isa, h, NULL, NULL, NULL, NULL, NULL, R, D, 1e-5f);
+        CHECK(!memcmp(h, x, sizeof x));
+        /* LN + Mish (+ bias into x, + add) */
+        memcpy(hc, x, sizeof x);
+        vx_layernorm_mish_isa(isa, y, hc, bias, w, bb, add, R, D, 1e-5f);
+        for (int r = 0; r < R; r++) {
+            double xs[D], mu = 0, var = 0;
+            for (int i = 0; i < D; i++) mu += xs[i] = (double)x[r * D + i] + bias[i];
+            mu /= D;
+            for (int i = 0; i < D; i++) var += (xs[i] - mu) * (xs[i] - mu);
+            double rs = 1 / sqrt(var / D + 1e-5);
+            for (int i = 0; i < D; i++) {
+                double l = (xs[i] - mu) * rs * w[i] + bb[i], ref = l * tanh(log1p(exp(l))) + add[i];
+                CHECK_MSG(fabs(y[r * D + i] - ref) <= 2e-6 * (1 + fabs(ref)),
+                          "layernorm_mish isa %d [%d][%d]: %.9g vs %.9g", isa, r, i, y[r * D + i], ref);
+            }
+        }
+    }
+}
+
 /* Snake: every ISA level gives the same bits, close to the double formula. */
 static void test_snake(void) {
     enum { CH = 3, LEN = 1037 };
@@ -390,6 +448,7 @@ int main(int argc, char **argv) {
     test_relpos(300); /* more than one query block */
     test_attention_blocked();
     test_snake();
+    test_fused_rows();
     test_api();
     test_golden();
     test_rng_path();

@@ -71,38 +71,62 @@ vocis_status cfm_ws_new(const vx_s3gen_flow *f, int64_t L, cfm_ws **out, vx_err 
         }                                                                                                          \
     } while (0)
 
-static void p_layernorm(float *y, const float *x, const fl_norm *n, int64_t rows, int64_t dim, int nth) {
-    PAR_CHUNKS(rows, rows * dim, nth, vx_layernorm(y + a * dim, x + a * dim, n->w, n->b, b - a, dim, 1e-5f));
+/* h += t + bias, then y = LN(h) (t or y may be NULL). */
+static void p_res_ln(float *h, const float *t, const float *bias, float *y, const fl_norm *n, int64_t rows,
+                     int64_t dim, int nth) {
+    PAR_CHUNKS(rows, rows * dim, nth,
+               vx_residual_layernorm(h + a * dim, t ? t + a * dim : NULL, bias, y ? y + a * dim : NULL,
+                                     n ? n->w : NULL, n ? n->b : NULL, b - a, dim, 1e-5f));
 }
-static void p_mish(float *x, int64_t n, int nth) { PAR_CHUNKS(n, n, nth, vx_mish(x + a, b - a)); }
-static void p_gelu(float *x, int64_t n, int nth) { PAR_CHUNKS(n, n, nth, vx_gelu(x + a, b - a)); }
-static void p_add(float *y, const float *x, int64_t n, int nth) { PAR_CHUNKS(n, n, nth, vx_add(y + a, x + a, b - a)); }
+/* y = Mish(LN(x + bias)) + add (add broadcast over rows, may be NULL); x is clobbered. */
+static void p_ln_mish(float *y, float *x, const float *bias, const fl_norm *n, const float *add, int64_t rows,
+                      int64_t dim, int nth) {
+    PAR_CHUNKS(rows, rows * dim, nth,
+               vx_layernorm_mish(y + a * dim, x + a * dim, bias, n->w, n->b, add, b - a, dim, 1e-5f));
+}
+/* x = GELU(x + bias), row by row while the row is in cache. */
+static void p_bias_gelu(float *x, const float *bias, int64_t rows, int64_t dim, int nth) {
+    PAR_CHUNKS(rows, rows * dim, nth, for (int64_t r = a; r < b; r++) {
+        float *xr = x + r * dim;
+        for (int64_t i = 0; i < dim; i++) xr[i] += bias[i];
+        vx_gelu(xr, dim);
+    });
+}
+/* y = (y + bias) + x (bias broadcast over rows). */
+static void p_bias_add(float *y, const float *bias, const float *x, int64_t rows, int64_t dim, int nth) {
+    PAR_CHUNKS(rows, rows * dim, nth, for (int64_t r = a; r < b; r++) {
+        float *yr = y + r * dim;
+        const float *xr = x + r * dim;
+        for (int64_t i = 0; i < dim; i++) yr[i] = (yr[i] + bias[i]) + xr[i];
+    });
+}
 
-/* CausalResnetBlock1D: in [B][L][cin] → out [B][L][C] (out ≠ in). */
+/* CausalResnetBlock1D: in [B][L][cin] → out [B][L][C] (out ≠ in). Conv biases are added in the
+ * fused row passes (same float operations as adding them in the GEMM). */
 static void resblock(const vx_s3gen_flow *f, const fl_resblock *r, cfm_ws *w, int64_t B, int64_t L, const float *in,
                      float *out, int nth) {
     const int64_t C = f->d.dec_ch, BL = B * L;
-    /* block1: causal conv k3 → LN(channels) → Mish */
-    vx_conv1d_tm(w->tmp, in, B, L, r->cin, 3, 1, 2, 0, &r->block1.conv.w, r->block1.conv.b, w->col, nth);
-    p_layernorm(w->a, w->tmp, &r->block1.ln, BL, C, nth);
-    p_mish(w->a, BL * C, nth);
-    /* + Linear(Mish(temb)) broadcast over time */
+    /* Linear(Mish(temb)), broadcast over time after block1 */
     vx_linear(w->tproj, w->tmish, 1, &r->mlp.w, r->mlp.b, 1);
-    for (int64_t i = 0; i < BL; i++) vx_add(w->a + i * C, w->tproj, C);
+    /* block1: causal conv k3 → LN(channels) → Mish, + the time projection */
+    vx_conv1d_tm(w->tmp, in, B, L, r->cin, 3, 1, 2, 0, &r->block1.conv.w, NULL, w->col, nth);
+    p_ln_mish(w->a, w->tmp, r->block1.conv.b, &r->block1.ln, w->tproj, BL, C, nth);
     /* block2 */
-    vx_conv1d_tm(w->tmp, w->a, B, L, C, 3, 1, 2, 0, &r->block2.conv.w, r->block2.conv.b, w->col, nth);
-    p_layernorm(w->a, w->tmp, &r->block2.ln, BL, C, nth);
-    p_mish(w->a, BL * C, nth);
+    vx_conv1d_tm(w->tmp, w->a, B, L, C, 3, 1, 2, 0, &r->block2.conv.w, NULL, w->col, nth);
+    p_ln_mish(w->a, w->tmp, r->block2.conv.b, &r->block2.ln, NULL, BL, C, nth);
     /* + res_conv (1×1) of the input */
-    vx_linear(out, in, BL, &r->res_conv.w, r->res_conv.b, nth);
-    p_add(out, w->a, BL * C, nth);
+    vx_linear(out, in, BL, &r->res_conv.w, NULL, nth);
+    p_bias_add(out, r->res_conv.b, w->a, BL, C, nth);
 }
 
-/* BasicTransformerBlock on h [B][L][C], in place. */
-static void tblock(const vx_s3gen_flow *f, const fl_tblock *tb, cfm_ws *w, int64_t B, int64_t L, float *h, int nth) {
+/* BasicTransformerBlock on h [B][L][C], in place. ln_done: w->a already holds norm1(h) (the
+ * previous block computed it with its last residual add); next: the following block's norm1,
+ * applied the same way (NULL for the last block). */
+static void tblock(const vx_s3gen_flow *f, const fl_tblock *tb, cfm_ws *w, int64_t B, int64_t L, float *h,
+                   int ln_done, const fl_norm *next, int nth) {
     const vx_s3gen_flow_dims *d = &f->d;
     const int64_t C = d->dec_ch, H = d->dec_heads, hd = d->dec_head_dim, HD = H * hd, BL = B * L;
-    p_layernorm(w->a, h, &tb->norm1, BL, C, nth);
+    if (!ln_done) p_res_ln(h, NULL, NULL, w->a, &tb->norm1, BL, C, nth);
     vx_linear(w->q, w->a, BL, &tb->q.w, NULL, nth);
     vx_linear(w->k, w->a, BL, &tb->k.w, NULL, nth);
     vx_linear(w->v, w->a, BL, &tb->v.w, NULL, nth);
@@ -110,13 +134,12 @@ static void tblock(const vx_s3gen_flow *f, const fl_tblock *tb, cfm_ws *w, int64
     for (int64_t b = 0; b < B; b++)
         vx_attention_blocked(w->att + b * L * HD, w->q + b * L * HD, w->k + b * L * HD, w->v + b * L * HD, L, L,
                              (int)H, (int)H, (int)hd, HD, scale, 0, nth);
-    vx_linear(w->tmp, w->att, BL, &tb->out.w, tb->out.b, nth);
-    p_add(h, w->tmp, BL * C, nth);
-    p_layernorm(w->a, h, &tb->norm3, BL, C, nth);
-    vx_linear(w->ff, w->a, BL, &tb->ff1.w, tb->ff1.b, nth);
-    p_gelu(w->ff, BL * d->dec_ffn, nth);
-    vx_linear(w->tmp, w->ff, BL, &tb->ff2.w, tb->ff2.b, nth);
-    p_add(h, w->tmp, BL * C, nth);
+    vx_linear(w->tmp, w->att, BL, &tb->out.w, NULL, nth);
+    p_res_ln(h, w->tmp, tb->out.b, w->a, &tb->norm3, BL, C, nth);
+    vx_linear(w->ff, w->a, BL, &tb->ff1.w, NULL, nth);
+    p_bias_gelu(w->ff, tb->ff1.b, BL, d->dec_ffn, nth);
+    vx_linear(w->tmp, w->ff, BL, &tb->ff2.w, NULL, nth);
+    p_res_ln(h, w->tmp, tb->ff2.b, next ? w->a : NULL, next, BL, C, nth);
 }
 
 /* Debug capture of row 0: channel-major [1][C][L] (cm = 1) or time-major [1][L][C]. */
@@ -146,7 +169,8 @@ static vocis_status stage(const vx_s3gen_flow *f, const fl_stage *s, cfm_ws *w, 
         snprintf(nb, sizeof nb, "%s_resnet", sname);
         VX_TRY(cap(dbg, tag, nb, h, L, C, 1, err));
     }
-    for (int64_t n = 0; n < f->d.n_tblocks; n++) tblock(f, &s->tb[n], w, B, L, h, nth);
+    for (int64_t n = 0; n < f->d.n_tblocks; n++)
+        tblock(f, &s->tb[n], w, B, L, h, n > 0, n + 1 < f->d.n_tblocks ? &s->tb[n + 1].norm1 : NULL, nth);
     if (dbg) {
         snprintf(nb, sizeof nb, "%s_transformer_last", sname);
         VX_TRY(cap(dbg, tag, nb, h, L, C, 0, err));
@@ -226,9 +250,8 @@ vocis_status cfm_estimator_forward(const vx_s3gen_flow *f, cfm_ws *w, int64_t B,
     }
     VX_TRY(stage(f, &f->up_stage, w, B, L, w->cat, &h, &alt, 1, NULL, nthreads, dbg, tag, "up0", "upsample", err));
     /* final block + 1×1 projection to n_mels */
-    vx_conv1d_tm(w->tmp, h, B, L, C, 3, 1, 2, 0, &f->final_block.conv.w, f->final_block.conv.b, w->col, nthreads);
-    p_layernorm(w->a, w->tmp, &f->final_block.ln, B * L, C, nthreads);
-    p_mish(w->a, B * L * C, nthreads);
+    vx_conv1d_tm(w->tmp, h, B, L, C, 3, 1, 2, 0, &f->final_block.conv.w, NULL, w->col, nthreads);
+    p_ln_mish(w->a, w->tmp, f->final_block.conv.b, &f->final_block.ln, NULL, B * L, C, nthreads);
     if (dbg) VX_TRY(cap(dbg, tag, "final_block", w->a, L, C, 1, err));
     vx_linear(v, w->a, B * L, &f->final_proj.w, f->final_proj.b, nthreads);
     return VOCIS_OK;
