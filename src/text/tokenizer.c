@@ -172,6 +172,8 @@ typedef struct {
 typedef struct {
     char *content; /* as matched: the normalised form for normalized=true tokens */
     size_t len;
+    char *raw; /* as written in the file (== content unless normalisation changed it): the
+                  added_map key and the id's text */
     int32_t id;
     unsigned char single_word, lstrip, rstrip, normalized, special;
 } added_token;
@@ -220,7 +222,10 @@ void vx_tokenizer_free(vx_tokenizer *t) {
     free(t->vocab.slots);
     free(t->merges.slots);
     free(t->id_str);
-    for (size_t i = 0; i < t->n_added; i++) free(t->added[i].content);
+    for (size_t i = 0; i < t->n_added; i++) {
+        if (t->added[i].raw != t->added[i].content) free(t->added[i].raw);
+        free(t->added[i].content);
+    }
     free(t->added);
     free(t->added_map.slots);
     free(t->raw_set.order);
@@ -753,6 +758,7 @@ static vocis_status load_added(loader *L, vx_tokenizer *t, const cJSON *list) {
         added_token *a = &t->added[t->n_added];
         a->len = strlen(content);
         if (!(a->content = dup_str(content, a->len))) return vx_fail(L->err, VOCIS_E_NOMEM, "out of memory");
+        a->raw = a->content;
         t->n_added++;
         a->id = id;
         a->special = (unsigned char)special;
@@ -779,7 +785,7 @@ static vocis_status normalize_added(vx_tokenizer *t, vx_err *err) {
                 free(out);
                 continue; /* keep the raw form rather than an empty pattern */
             }
-            free(a->content);
+            /* the raw text stays: added_map borrows it as a key */
             a->content = out;
             a->len = len;
         }
@@ -849,7 +855,36 @@ static vocis_status load_json(loader *L, vx_tokenizer *t, const cJSON *root) {
     if (!t->id_str) return L->err->code;
     for (size_t i = 0; i < t->vocab.cap; i++)
         if (t->vocab.slots[i].key) t->id_str[t->vocab.slots[i].id] = t->vocab.slots[i].key;
-    for (size_t i = 0; i < t->n_added; i++) t->id_str[t->added[i].id] = t->added[i].content;
+    for (size_t i = 0; i < t->n_added; i++) t->id_str[t->added[i].id] = t->added[i].raw;
+    return VOCIS_OK;
+}
+
+vocis_status vx_tokenizer_load_mem(const char *data, size_t len, const char *name, vx_tokenizer **out,
+                                   vx_err *err) {
+    *out = NULL;
+    if (!name) name = "tokenizer.json";
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+    if (!root) {
+        size_t off = end && end >= data && end <= data + len ? (size_t)(end - data) : 0;
+        return vx_fail(err, VOCIS_E_FORMAT, "%s: invalid JSON near byte %zu", name, off);
+    }
+    vx_tokenizer *t = vx_calloc(err, 1, sizeof *t, "tokenizer");
+    if (!t) {
+        cJSON_Delete(root);
+        return err ? err->code : VOCIS_E_NOMEM;
+    }
+    build_byte_map(t);
+    vx_err local;
+    vx_err_clear(&local);
+    loader L = {name, err ? err : &local};
+    vocis_status st = load_json(&L, t, root);
+    cJSON_Delete(root);
+    if (st != VOCIS_OK) {
+        vx_tokenizer_free(t);
+        return st;
+    }
+    *out = t;
     return VOCIS_OK;
 }
 
@@ -858,32 +893,9 @@ vocis_status vx_tokenizer_load(const char *path, vx_tokenizer **out, vx_err *err
     char *data = NULL;
     size_t len = 0;
     VX_TRY(read_file(path, &data, &len, err));
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(data, len, &end, 0);
-    if (!root) {
-        size_t off = end && end >= data && end <= data + len ? (size_t)(end - data) : 0;
-        free(data);
-        return vx_fail(err, VOCIS_E_FORMAT, "%s: invalid JSON near byte %zu", path, off);
-    }
-    vx_tokenizer *t = vx_calloc(err, 1, sizeof *t, "tokenizer");
-    if (!t) {
-        cJSON_Delete(root);
-        free(data);
-        return err ? err->code : VOCIS_E_NOMEM;
-    }
-    build_byte_map(t);
-    vx_err local;
-    vx_err_clear(&local);
-    loader L = {path, err ? err : &local};
-    vocis_status st = load_json(&L, t, root);
-    cJSON_Delete(root);
+    vocis_status st = vx_tokenizer_load_mem(data, len, path, out, err);
     free(data);
-    if (st != VOCIS_OK) {
-        vx_tokenizer_free(t);
-        return st;
-    }
-    *out = t;
-    return VOCIS_OK;
+    return st;
 }
 
 /* ------------------------------------------------------------------------ */

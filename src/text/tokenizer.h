@@ -29,6 +29,10 @@
 typedef struct vx_tokenizer vx_tokenizer;
 
 vocis_status vx_tokenizer_load(const char *path, vx_tokenizer **out, vx_err *err);
+/* Same from a tokenizer.json already in memory (len bytes, no NUL needed);
+ * name labels error messages (NULL: "tokenizer.json"). */
+vocis_status vx_tokenizer_load_mem(const char *data, size_t len, const char *name, vx_tokenizer **out,
+                                   vx_err *err);
 void vx_tokenizer_free(vx_tokenizer *t);
 /* Id of a token string (vocabulary or added token), −1 if absent. */
 int32_t vx_tokenizer_token_id(const vx_tokenizer *t, const char *token);

@@ -503,6 +503,40 @@ static void test_load_errors(void) {
     }
 }
 
+/* An added token whose normalised form differs from its text (found by
+ * fuzz_tokenizer_json): lookups by its text used freed memory, and its id
+ * must name the text as written (tokenizers' id_to_token). Also checks that
+ * loading from memory gives the same tokenizer as loading the file. */
+static void test_added_normalized(void) {
+    static const char json[] =
+        "{\"normalizer\": {\"type\": \"NFKC\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"f\": 0, "
+        "\"i\": 1, \"x\": 2, \"fi\": 3}, \"merges\": [\"f i\"]}, \"added_tokens\": [{\"id\": 4, \"content\": "
+        "\"\xef\xac\x81x\", \"normalized\": true, \"special\": false}]}";
+    const char *path = write_temp("added_normalized.json", json);
+    for (int mem = 0; mem < 2; mem++) {
+        vx_tokenizer *t = NULL;
+        vx_err err;
+        vx_err_clear(&err);
+        vocis_status st = mem ? vx_tokenizer_load_mem(json, sizeof json - 1, NULL, &t, &err)
+                              : vx_tokenizer_load(path, &t, &err);
+        CHECK_MSG(st == VOCIS_OK, "%s", err.msg);
+        if (st != VOCIS_OK) continue;
+        CHECK(vx_tokenizer_token_id(t, "\xef\xac\x81x") == 4);
+        CHECK(vx_tokenizer_token_id(t, "fix") == -1);
+        const char *s = vx_tokenizer_id_to_token(t, 4);
+        CHECK_MSG(s && strcmp(s, "\xef\xac\x81x") == 0, "id 4 is '%s'", s ? s : "(null)");
+        static const int32_t want_lig[] = {4}, want_fix[] = {4, 3};
+        check_encode_ids(t, "\xef\xac\x81x", 4, want_lig, 1, "ligature added token");
+        check_encode_ids(t, "fixfi", 5, want_fix, 2, "normalised added token");
+        vx_tokenizer_free(t);
+    }
+    vx_tokenizer *t = (vx_tokenizer *)1;
+    vx_err err;
+    vx_err_clear(&err);
+    CHECK(vx_tokenizer_load_mem("{\"model\": ", 10, "mem.json", &t, &err) == VOCIS_E_FORMAT && t == NULL);
+    CHECK_MSG(strstr(err.msg, "mem.json: invalid JSON") != NULL, "%s", err.msg);
+}
+
 /* ---- scale: a synthetic byte-level BPE of the Qwen2.5 size ---- */
 
 static void put_json_str(FILE *f, const char *s) {
@@ -690,6 +724,7 @@ int main(int argc, char **argv) {
     test_vibevoice();
     test_crafted();
     test_load_errors();
+    test_added_normalized();
     test_long_text();
     test_scale();
     char cmd[300];
