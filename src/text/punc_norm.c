@@ -27,12 +27,12 @@ static int sb_put(sbuf *b, const char *s, size_t n) {
 }
 
 /* Python str.replace(find, rep): every non-overlapping occurrence, left to
- * right. Replaces *s (length *n) in place of the old string. */
-static int replace_all(char **s, size_t *n, const char *find, const char *rep) {
+ * right. Replaces the contents of *s (string, length and capacity). */
+static int replace_all(sbuf *s, const char *find, const char *rep) {
     size_t fl = strlen(find), rl = strlen(rep);
-    if (!strstr(*s, find)) return 0;
+    if (!strstr(s->s, find)) return 0;
     sbuf b = {0};
-    const char *p = *s, *end = *s + *n;
+    const char *p = s->s, *end = s->s + s->n;
     for (;;) {
         const char *hit = strstr(p, find);
         if (!hit) break;
@@ -40,9 +40,8 @@ static int replace_all(char **s, size_t *n, const char *find, const char *rep) {
         p = hit + fl;
     }
     if (sb_put(&b, p, (size_t)(end - p))) goto fail;
-    free(*s);
-    *s = b.s;
-    *n = b.n;
+    free(s->s);
+    *s = b;
     return 0;
 fail:
     free(b.s);
@@ -116,7 +115,7 @@ vocis_status vx_cb_punc_norm(const char *in, char **out, vx_err *err) {
         {"\xE2\x80\x99", "'"},  /* U+2019 */
     };
     for (size_t r = 0; r < sizeof table / sizeof table[0]; r++)
-        if (replace_all(&b.s, &b.n, table[r][0], table[r][1])) goto nomem;
+        if (replace_all(&b, table[r][0], table[r][1])) goto nomem;
 
     /* 4. rstrip(" ") and 5. a full stop unless it ends with . ! ? - , */
     while (b.n && b.s[b.n - 1] == ' ') b.s[--b.n] = '\0';

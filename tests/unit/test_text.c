@@ -307,6 +307,22 @@ static void test_punc_norm(void) {
     vx_err_clear(&err);
     CHECK(vx_cb_punc_norm("ok \xff", &out, &err) == VOCIS_E_ARG && out == NULL);
     CHECK_MSG(strstr(err.msg, "byte offset 3") != NULL, "%s", err.msg);
+
+    /* A replacement that shrinks the text below a buffer-size step, then the
+     * final full stop (found by fuzz_tokenize: the stale capacity overflowed):
+     * 128 bytes with "..." -> 127 bytes + ".". */
+    for (size_t len = 120; len <= 136; len++) {
+        char in[160], want[160];
+        memset(in, 'a', len);
+        memcpy(in + 40, "...", 3);
+        in[len] = '\0';
+        snprintf(want, sizeof want, "A%.39s, %s.", in + 1, in + 43);
+        out = NULL;
+        CHECK_MSG(vx_cb_punc_norm(in, &out, &err) == VOCIS_OK, "%s", err.msg);
+        CHECK_MSG(out && strcmp(out, want) == 0, "punc_norm of %zu bytes with '...': \"%s\"", len,
+                  out ? out : "(null)");
+        free(out);
+    }
 }
 
 /* ---- VibeVoice (Qwen2-style byte-level BPE) ---- */
