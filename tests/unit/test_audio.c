@@ -228,6 +228,35 @@ static void test_errors(void) {
     err = (vx_err){0};
     CHECK(vx_audio_write(tmp("bad.wav"), VX_AUDIO_WAV16, 0, x, 16, &err) == VOCIS_E_ARG);
 
+    /* a header claiming 1 Hz (found by fuzz_audio: resampling to 24 kHz blew
+     * 4000 samples up to 96 million); VX_AUDIO_MIN_RATE itself is accepted */
+    for (int k = 0; k < 2; k++) {
+        unsigned rate = k ? VX_AUDIO_MIN_RATE : 1, nfr = 4000;
+        unsigned char h[44];
+        memcpy(h, "RIFF\0\0\0\0WAVEfmt \x10\0\0\0\x01\0\x01\0", 24);
+        unsigned vals[4] = {rate, rate * 2, 2u | (16u << 16), 0};
+        for (int v = 0; v < 3; v++)
+            for (int b = 0; b < 4; b++) h[24 + 4 * v + b] = (unsigned char)(vals[v] >> (8 * b));
+        memcpy(h + 36, "data", 4);
+        for (int b = 0; b < 4; b++) {
+            h[40 + b] = (unsigned char)((nfr * 2) >> (8 * b));
+            h[4 + b] = (unsigned char)((36 + nfr * 2) >> (8 * b));
+        }
+        fp = fopen(gp, "wb");
+        fwrite(h, 1, sizeof h, fp);
+        for (unsigned i = 0; i < nfr * 2; i++) fputc(0, fp);
+        fclose(fp);
+        err = (vx_err){0};
+        y = NULL;
+        vocis_status st = vx_audio_read(gp, 24000, &y, &n, &err);
+        if (k) {
+            CHECK_MSG(st == VOCIS_OK && n == 4000 * 24, "%s", err.msg);
+        } else {
+            CHECK_MSG(st == VOCIS_E_FORMAT && strstr(err.msg, "1 Hz") && y == NULL, "%s", err.msg);
+        }
+        free(y);
+    }
+
     vx_audio_fmt f;
     CHECK(vx_audio_fmt_parse("wav16", &f) == 0 && f == VX_AUDIO_WAV16);
     CHECK(vx_audio_fmt_parse("f32", &f) == 0 && f == VX_AUDIO_F32);
