@@ -5,16 +5,13 @@
  * so that every converted W vector feeds MB FMAs. bf16 → f32 is a 16-bit
  * shift, f16 → f32 is vcvtph2ps; accumulation is f32 in SIMD lanes.
  *
- * For M > 4 the same tiles run over groups of W rows that stay in L2; with
- * AVX-512 that sustains ~120 GFLOP/s per core for bf16/f16 W, as fast as
- * sgemm up to M ≈ 256 (see GEMM_MIN_M_*).
- *
- * Large M (prefill, conv-as-GEMM): OpenBLAS sgemm (Debian's DYNAMIC_ARCH
- * build picks its Haswell kernel here: ~125 GFLOP/s per core at M=512,
- * K=1024, N=4096; ~130 at M=2500). bf16/f16 weights are converted in panels
- * of PANEL rows to per-thread f32 scratch and sgemm writes the matching
- * column block of y; the conversion costs a few percent. A hand-written
- * blocked kernel was not worth it at these rates.
+ * Larger M (prefill, conv-as-GEMM) is compute-bound. With AVX-512 the same
+ * tiles, cache-blocked (linear_stream), reach 170-210 GFLOP/s per core for
+ * bf16/f16 W and ~115-180 for f32: faster than Debian's OpenBLAS, whose
+ * DYNAMIC_ARCH build runs its AVX2 Haswell sgemm here (~125 per core).
+ * Without AVX-512, large M goes to OpenBLAS sgemm; bf16/f16 weights are
+ * converted in panels of PANEL rows to per-thread f32 scratch and sgemm
+ * writes the matching column block of y (the conversion costs a few %).
  */
 #include <cblas.h>
 #ifdef _OPENMP
@@ -26,15 +23,15 @@
 
 #include "kernels/isa.h"
 
-/* From this many x rows on, sgemm beats the streaming tiles (which re-read
- * W from L2 for every 4 rows of x). 1 thread, K=1024, N=4096, GFLOP/s:
- *            M=16  32   64  128  256  512 2500
- *   stream bf16 126 121 120  119  119  117  117    f32: 67 65 65 64 ...
- *   sgemm        51  74  96  111  121  123  130    (bf16 panels ≈ f32)
- * so f32 weights switch at 32 and bf16/f16 at 256 (at 32 without AVX-512,
- * whose narrower tiles stream at roughly half the rate). */
-#define GEMM_MIN_M_F32 32
-#define GEMM_MIN_M_HALF 256
+/* Without AVX-512, sgemm takes over from this many x rows (the 16-register
+ * AVX2 tiles are no match for OpenBLAS there). With AVX-512 the tiles win
+ * at every M; 1 thread, GFLOP/s, M = 8 … 2500:
+ *   K=1024 N=4096 bf16: tiles 165-210, sgemm (panels) 30-126
+ *   K=4096 N=1024 f32:  tiles 112-119, sgemm 13-124 (≈ at M ≥ 512)
+ *   2 threads, K=1024 N=4096 bf16: tiles 412-431, sgemm 60-242 */
+#define GEMM_MIN_M 32
+/* x rows per cache block (see linear_stream) */
+#define XB_BYTES (256 * 1024)
 #define PANEL 256
 /* Software prefetch PF_AHEAD bytes ahead on each of a tile's NR row
  * streams; near the end of a row, the same row of the next tile (where that
@@ -274,27 +271,35 @@ DEF_ISA(v5, VX_TARGET_AVX512, tile512, 8, 4)
 /* tiles[isa][dtype F32/F16/BF16][MB − 1] */
 static const tile_set tiles[3][3][4] = {SETS(s1, 4, 4), SETS(v2, 4, 2), SETS(v5, 8, 4)};
 
-/* y[:, n0:n1] for all M rows, one thread. W rows are processed in groups of
- * `nt` that fit in L2 so that M > 4 re-reads them from cache, not memory. */
+/* y[:, n0:n1] for all M rows, one thread. Blocked for the caches: blocks of
+ * xb x-rows (XB_BYTES) against groups of nt W rows (256 KiB) that stay in
+ * L2 while every 4 rows of the x block pass over them. Without the x blocks
+ * (x re-read from L3 or memory per W group) bf16 at K = 4096 fell from ~170
+ * to ~90 GFLOP/s per core by M = 2500. */
 static void linear_stream(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
                           int64_t n0, int64_t n1) {
     int64_t K = W->cols, N = W->rows;
     size_t es = vx_dtype_size(W->dtype);
     int di = W->dtype == VX_F32 ? 0 : W->dtype == VX_F16 ? 1 : 2;
     int64_t nt = K > 0 ? (int64_t)(256 * 1024 / (K * es)) / 8 * 8 : n1 - n0;
+    int64_t xb = K > 0 ? (int64_t)(XB_BYTES / (K * sizeof(float))) / 4 * 4 : M;
     if (nt < 8) nt = 8;
-    for (int64_t a = n0; a < n1; a += nt) {
-        int64_t b = a + nt < n1 ? a + nt : n1;
-        for (int64_t m = 0; m < M; m += 4) {
-            int mb = M - m < 4 ? (int)(M - m) : 4;
-            const tile_set *ts = &tiles[isa][di][mb - 1];
-            const float *xm = x + m * K;
-            float *ym = y + m * N;
-            int64_t n = a;
-            for (; n + ts->nr <= b; n += ts->nr)
-                ts->wide(xm, K, (const char *)W->data + (size_t)n * K * es, K, ym + n, N, bias ? bias + n : NULL);
-            for (; n < b; n++)
-                ts->one(xm, K, (const char *)W->data + (size_t)n * K * es, K, ym + n, N, bias ? bias + n : NULL);
+    if (xb < 4) xb = 4;
+    for (int64_t m0 = 0; m0 < M; m0 += xb) {
+        int64_t m1 = m0 + xb < M ? m0 + xb : M;
+        for (int64_t a = n0; a < n1; a += nt) {
+            int64_t b = a + nt < n1 ? a + nt : n1;
+            for (int64_t m = m0; m < m1; m += 4) {
+                int mb = m1 - m < 4 ? (int)(m1 - m) : 4;
+                const tile_set *ts = &tiles[isa][di][mb - 1];
+                const float *xm = x + m * K;
+                float *ym = y + m * N;
+                int64_t n = a;
+                for (; n + ts->nr <= b; n += ts->nr)
+                    ts->wide(xm, K, (const char *)W->data + (size_t)n * K * es, K, ym + n, N, bias ? bias + n : NULL);
+                for (; n < b; n++)
+                    ts->one(xm, K, (const char *)W->data + (size_t)n * K * es, K, ym + n, N, bias ? bias + n : NULL);
+            }
         }
     }
 }
@@ -341,8 +346,7 @@ void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W
     int64_t K = W->cols, N = W->rows;
     if (M <= 0 || N <= 0) return;
     if (nthreads < 1) nthreads = 1;
-    int64_t gemm_m = W->dtype == VX_F32 || isa < VX_ISA_AVX512 ? GEMM_MIN_M_F32 : GEMM_MIN_M_HALF;
-    if (M >= gemm_m && K > 0) {
+    if (isa < VX_ISA_AVX512 && M >= GEMM_MIN_M && K > 0) {
         vx_blas_init();
         if (W->dtype == VX_F32) {
             vx_gemm_f32(0, 1, M, N, K, 1.0f, x, K, (const float *)W->data, K, 0.0f, y, N, nthreads);

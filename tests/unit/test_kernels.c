@@ -90,7 +90,10 @@ static void test_linear(void) {
     for (int d = 0; d < 3; d++) {
         test_linear_case(vx_cpu_isa(), dts[d], 2, 1030, 515, 1, 2);
         test_linear_case(vx_cpu_isa(), dts[d], 20, 33, 600, 1, 2);
-        test_linear_case(vx_cpu_isa(), dts[d], 260, 33, 600, d & 1, 2);
+        test_linear_case(vx_cpu_isa(), dts[d], 260, 33, 600, d & 1, 2); /* x in several cache blocks */
+        test_linear_case(vx_cpu_isa(), dts[d], 70, 2000, 40, 1, 2);     /* 2000·4 B rows: 32-row x blocks */
+        if (vx_cpu_isa() >= 1) /* sgemm (panels) path with several panels per thread */
+            test_linear_case(VX_ISA_AVX2, dts[d], 260, 33, 600, d & 1, 2);
         test_linear_case(vx_cpu_isa(), dts[d], 3, 0, 5, 1, 1); /* K = 0: y = bias */
     }
     /* vx_mat_of on a 3-D weight (Conv1d [Cout, Cin, k]) */
