@@ -80,6 +80,14 @@ static vocis_status acoustic_new(acoustic *a, vx_dtype wdt, double prompt_s, vx_
     return VOCIS_OK;
 }
 
+/* OPENBLAS_CORETYPE overrides OpenBLAS's CPU detection (e.g. Haswell on an AVX-512 machine halves
+ * the sgemm rate): say so next to the figures. */
+static void note_blas_env(void) {
+    const char *ct = getenv("OPENBLAS_CORETYPE");
+    if (ct && *ct)
+        printf("note: OPENBLAS_CORETYPE=%s is set: OpenBLAS runs that core's kernels, not its own choice\n", ct);
+}
+
 typedef struct acoustic_times {
     double flow, encoder, steps, hift;
     int64_t samples;
@@ -166,6 +174,7 @@ int bench_s3gen(int argc, char **argv) {
            "%d steps\n",
            (long long)a.np, (long long)n, (long long)a.tp, (long long)L, steps);
     printf("load: %.2f s\n", t_load);
+    note_blas_env();
     fflush(stdout);
 
     acoustic_times best = {0};
@@ -271,6 +280,7 @@ int bench_speak(int argc, char **argv) {
     const double audio = (double)at.samples / VX_HIFT_SR;
     printf("model: synthetic Chatterbox (T3 %s, S3Gen flow f32, HiFT f32), %d threads\n", dtype, threads);
     printf("load: %.2f s\n", t_load);
+    note_blas_env();
     printf("t3_tokens: %d (%d sampled; %d speech tokens to S3Gen)\n", want, raw, want);
     printf("audio: %.2f s\n", audio);
     printf("t3: %.2f s\n", t_t3);
