@@ -30,9 +30,9 @@ static void run(vx_dtype dt, int64_t M, int64_t K, int64_t N, int threads, doubl
             ((uint16_t *)w)[i] = dt == VX_BF16 ? vx_f32_to_bf16((float)(i % 7) * 0.01f)
                                                : vx_f32_to_f16((float)(i % 7) * 0.01f);
     vx_mat W = {dt, N, K, w};
-    /* Several distinct weight copies would defeat the cache for small W; 16 MB+
-     * matrices already exceed L3 at K·N = 4M bf16 (8 MB) only barely, so cycle
-     * through enough copies to stream from memory. */
+    /* A decode step streams its weights from memory, but one 8 MB matrix
+     * would stay in a 32 MB L3: cycle through 64 MB of copies (decode
+     * shapes only; the prefill shape is compute-bound either way). */
     int copies = (size_t)(N * K) * es < (64u << 20) ? (int)((64u << 20) / ((size_t)(N * K) * es)) : 1;
     if (M > 16) copies = 1;
     void **ws = malloc(sizeof(void *) * copies);
