@@ -7,11 +7,16 @@
  *
  * Larger M (prefill, conv-as-GEMM) is compute-bound. With AVX-512 the same
  * tiles, cache-blocked (linear_stream), reach 170-210 GFLOP/s per core for
- * bf16/f16 W and ~115-180 for f32: faster than Debian's OpenBLAS, whose
- * DYNAMIC_ARCH build runs its AVX2 Haswell sgemm here (~125 per core).
- * Without AVX-512, large M goes to OpenBLAS sgemm; bf16/f16 weights are
- * converted in panels of PANEL rows to per-thread f32 scratch and sgemm
- * writes the matching column block of y (the conversion costs a few %).
+ * bf16/f16 W and ~115-180 for f32. OpenBLAS's sgemm depends on the core it
+ * runs: left alone, Debian's DYNAMIC_ARCH build picks an AVX-512 core
+ * (Cooperlake/SkylakeX) on this CPU and reaches ~240 per core, better than
+ * the f32 tiles (2 threads, M = 700-1400: 463-482 vs 276-374 GFLOP/s); with
+ * OPENBLAS_CORETYPE=Haswell forced (as some environments do) it gets ~125,
+ * and the tiles win. So f32 weights with many rows go to sgemm when OpenBLAS
+ * runs an AVX-512 core or the CPU has no AVX-512; bf16/f16 weights stay on
+ * the tiles with AVX-512 (about equal to sgemm panels, without their scratch)
+ * and use panels otherwise: converted PANEL rows at a time to per-thread f32
+ * scratch, then sgemm writes the matching column block of y.
  */
 #include <cblas.h>
 #ifdef _OPENMP
@@ -46,8 +51,14 @@ vx_mat vx_mat_of(const vx_tensor *t) {
     return m;
 }
 
+/* Process-wide facts about the BLAS, settled once (like the CPU features). */
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
-static void blas_single(void) { openblas_set_num_threads(1); }
+static int blas_avx512_core;
+static void blas_single(void) {
+    openblas_set_num_threads(1);
+    const char *core = openblas_get_corename();
+    blas_avx512_core = core && (strstr(core, "kylakex") || strstr(core, "ooperlake") || strstr(core, "apphire"));
+}
 void vx_blas_init(void) { pthread_once(&blas_once, blas_single); }
 
 /* ---- f32 GEMM ---- */
@@ -346,8 +357,8 @@ void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W
     int64_t K = W->cols, N = W->rows;
     if (M <= 0 || N <= 0) return;
     if (nthreads < 1) nthreads = 1;
-    if (isa < VX_ISA_AVX512 && M >= GEMM_MIN_M && K > 0) {
-        vx_blas_init();
+    if (M >= GEMM_MIN_M && K > 0) vx_blas_init();
+    if (M >= GEMM_MIN_M && K > 0 && (isa < VX_ISA_AVX512 || (blas_avx512_core && W->dtype == VX_F32))) {
         if (W->dtype == VX_F32) {
             vx_gemm_f32(0, 1, M, N, K, 1.0f, x, K, (const float *)W->data, K, 0.0f, y, N, nthreads);
             if (bias)
