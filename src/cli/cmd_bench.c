@@ -8,29 +8,10 @@
 #include <time.h>
 
 #include "base/threads.h"
+#include "cli/bench_util.h"
 #include "cli/cli.h"
 #include "models/chatterbox/t3.h"
 #include "models/vibevoice/lm.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double peak_rss_mib(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_maxrss / 1024.0;
-}
-
-static int parse_dtype(const char *s, vx_dtype *dt) {
-    if (!strcmp(s, "bf16")) *dt = VX_BF16;
-    else if (!strcmp(s, "f16")) *dt = VX_F16;
-    else if (!strcmp(s, "f32")) *dt = VX_F32;
-    else return -1;
-    return 0;
-}
 
 typedef struct {
     double t_first, t_last;
@@ -40,7 +21,7 @@ typedef struct {
 static int on_token(void *user, int step, int32_t tok) {
     (void)tok;
     tok_timer *t = user;
-    double now = now_s();
+    double now = bench_now_s();
     if (step == 0) t->t_first = now;
     t->t_last = now;
     t->n = step + 1;
@@ -64,7 +45,7 @@ static int bench_t3(int argc, char **argv) {
                       "cached decode steps of the pair (one step = one speech token).");
     if (r) return r == 1 ? 0 : 2;
     vx_dtype dt;
-    if (parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
+    if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
     if (!synthetic == !model) return cli_error("bench", "give exactly one of --synthetic and --model DIR"), 2;
     if (threads <= 0) threads = vx_default_threads();
 
@@ -72,7 +53,7 @@ static int bench_t3(int argc, char **argv) {
     vx_cb_config cfg;
     vx_cb_config_default(&cfg);
     vx_t3 t3;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     vocis_status st;
     if (synthetic) {
         vx_weights *w;
@@ -86,7 +67,7 @@ static int bench_t3(int argc, char **argv) {
         if (st == VOCIS_OK) st = vx_t3_load(&t3, path, &cfg, &err);
     }
     if (st != VOCIS_OK) return cli_error("bench", "%s", err.msg);
-    double t_load = now_s() - t0;
+    double t_load = bench_now_s() - t0;
 
     /* A fixed, valid conditioning and text; sampling continues until `tokens`
      * steps (the stop token is ignored by disabling it via max tokens only). */
@@ -105,7 +86,7 @@ static int bench_t3(int argc, char **argv) {
     vx_rng_seed(&rng, 0);
     int32_t *out = NULL;
     int n = 0;
-    double t1 = now_s();
+    double t1 = bench_now_s();
     st = vx_t3_generate(&t3, &c, text, text_len + 2, &s, &rng, threads, &out, &n, &err);
     if (st != VOCIS_OK) {
         free(spk), free(text);
@@ -121,7 +102,7 @@ static int bench_t3(int argc, char **argv) {
     if (tt.n > 1)
         printf("decode: %.2f tokens/s (%d CFG-pair steps)\n", (tt.n - 1) / (tt.t_last - tt.t_first), tt.n - 1);
     if (tt.n < tokens) printf("note: generation stopped at the stop token after %d steps\n", tt.n);
-    printf("peak_rss: %.0f MiB\n", peak_rss_mib());
+    printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
     free(out), free(spk), free(text);
     vx_t3_free(&t3);
     return 0;
@@ -148,7 +129,7 @@ static vocis_status time_decode(const vx_vv_lm *lm, int nseq, int64_t ctx, int t
     const int32_t ids[4] = {0, 1, 2, 3};
     float logits[4];
     int steps = 0;
-    double t0 = now_s(), t = t0;
+    double t0 = bench_now_s(), t = t0;
     while (!st && (steps < 3 || (t - t0 < 2.0 && steps < 60))) {
         for (int i = 0; i < nseq * H; i++) x[i] = 0.01f * (float)((i + steps) % 17 - 8);
         st = vx_tf_forward(tf, &kv, NULL, nseq, 1, x, threads, NULL, NULL, err);
@@ -157,7 +138,7 @@ static vocis_status time_decode(const vx_vv_lm *lm, int nseq, int64_t ctx, int t
             vx_vv_lm_logits_subset(lm, h + (size_t)q * H, ids, 4, logits);
         }
         steps++;
-        t = now_s();
+        t = bench_now_s();
     }
     *steps_per_s = steps / (t - t0);
     free(x), free(h);
@@ -182,13 +163,13 @@ static int bench_qwen2(int argc, char **argv) {
     if (r) return r == 1 ? 0 : 2;
     if (!size) return cli_error("bench", "--synthetic 1.5b|7b is required"), 2;
     vx_dtype dt;
-    if (parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
+    if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
     if (threads <= 0) threads = vx_default_threads();
     vx_err err = {0};
     vx_vv_config cfg;
     vx_weights *w = NULL;
     vx_vv_lm lm;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     if (vx_vv_lm_preset(size, &cfg, &err) || vx_vv_lm_synthetic_weights(&cfg, dt, 1234, &w, &err) ||
         vx_vv_lm_init(&lm, w, &cfg, "model.language_model.", &err)) {
         vx_weights_close(w);
@@ -196,7 +177,7 @@ static int bench_qwen2(int argc, char **argv) {
     }
     printf("model: synthetic VibeVoice-%s Qwen2, %d layers, hidden %d, %d/%d heads, %s weights, %d threads\n", size,
            lm.tf.n_layers, lm.tf.dim, lm.tf.n_heads, lm.tf.n_kv_heads, dtype, threads);
-    printf("load: %.2f s\n", now_s() - t0);
+    printf("load: %.2f s\n", bench_now_s() - t0);
     fflush(stdout);
     vocis_status st = VOCIS_OK;
     const int64_t plen[2] = {512, 4096};
@@ -210,9 +191,9 @@ static int bench_qwen2(int argc, char **argv) {
             break;
         }
         for (int64_t j = 0; j < plen[i] * lm.tf.dim; j++) x[j] = 0.01f * (float)(j % 23 - 11);
-        double t1 = now_s();
+        double t1 = bench_now_s();
         st = vx_tf_forward(&lm.tf, &kv, NULL, 1, plen[i], x, threads, NULL, NULL, &err);
-        if (!st) printf("prefill_%lld: %.1f tokens/s\n", (long long)plen[i], plen[i] / (now_s() - t1));
+        if (!st) printf("prefill_%lld: %.1f tokens/s\n", (long long)plen[i], plen[i] / (bench_now_s() - t1));
         fflush(stdout);
         vx_kv_free(&kv);
         free(x);
@@ -228,7 +209,7 @@ static int bench_qwen2(int argc, char **argv) {
         }
     if (!st) {
         printf("kv_bytes_per_token: %zu B (float32 K and V, all layers, one sequence)\n", vx_kv_bytes_per_token(&lm.tf));
-        printf("peak_rss: %.0f MiB\n", peak_rss_mib());
+        printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
     }
     vx_vv_lm_free(&lm);
     vx_weights_close(w);

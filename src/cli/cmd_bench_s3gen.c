@@ -14,32 +14,13 @@
 #include <time.h>
 
 #include "base/threads.h"
+#include "cli/bench_util.h"
 #include "cli/cli.h"
 #include "models/chatterbox/hift.h"
 #include "models/chatterbox/s3gen_flow.h"
 #include "models/chatterbox/t3.h"
 
 #define TOKENS_PER_S 25 /* speech tokens per second of audio */
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double peak_rss_mib(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_maxrss / 1024.0;
-}
-
-static int dtype_of(const char *s, vx_dtype *dt) {
-    if (!strcmp(s, "bf16")) *dt = VX_BF16;
-    else if (!strcmp(s, "f16")) *dt = VX_F16;
-    else if (!strcmp(s, "f32")) *dt = VX_F32;
-    else return -1;
-    return 0;
-}
 
 /* The acoustic half at real dims: random-weight flow (matrices in wdt) and HiFT. */
 typedef struct acoustic {
@@ -113,11 +94,11 @@ static vocis_status acoustic_run(const acoustic *a, const int64_t *tokens, int64
         .t_encoder = &t->encoder,
         .t_steps = &t->steps,
     };
-    double t0 = now_s();
+    double t0 = bench_now_s();
     VX_TRY(vx_s3gen_flow_run(a->flow, &rq, &mel, &tm, err));
-    double t1 = now_s();
+    double t1 = bench_now_s();
     vocis_status st = vx_hift_vocode(a->hift, mel, tm, rng, NULL, NULL, &wav, &nw, NULL, NULL, threads, err);
-    double t2 = now_s();
+    double t2 = bench_now_s();
     free(mel);
     free(wav);
     t->flow = t1 - t0;
@@ -149,17 +130,17 @@ int bench_s3gen(int argc, char **argv) {
     if (r) return r == 1 ? 0 : 2;
     if (!synthetic) return cli_error("bench", "--synthetic is required (random weights at real dimensions)"), 2;
     vx_dtype dt;
-    if (dtype_of(dtype, &dt)) return cli_error("bench", "--dtype must be f32, bf16 or f16"), 2;
+    if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be f32, bf16 or f16"), 2;
     if (threads <= 0) threads = vx_default_threads();
 
     vx_err err = {0};
     acoustic a;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     if (acoustic_new(&a, dt, prompt_s, &err)) {
         acoustic_free(&a);
         return cli_error("bench", "%s", err.msg);
     }
-    double t_load = now_s() - t0;
+    double t_load = bench_now_s() - t0;
     const vx_s3gen_flow_dims *d = vx_s3gen_flow_get_dims(a.flow);
     const int64_t n = lround((double)seconds * TOKENS_PER_S) > 0 ? (int64_t)lround((double)seconds * TOKENS_PER_S) : 1;
     int64_t *tok = malloc(sizeof(int64_t) * (size_t)n);
@@ -196,7 +177,7 @@ int bench_s3gen(int argc, char **argv) {
     printf("flow: %.1f ms\n", 1e3 * best.flow);
     printf("hift: %.1f ms\n", 1e3 * best.hift);
     printf("rtf: %.3f\n", (best.flow + best.hift) / audio);
-    printf("peak_rss: %.0f MiB\n", peak_rss_mib());
+    printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
     return 0;
 }
 
@@ -219,7 +200,7 @@ int bench_speak(int argc, char **argv) {
     if (r) return r == 1 ? 0 : 2;
     if (!synthetic) return cli_error("bench", "--synthetic is required (random weights at real dimensions)"), 2;
     vx_dtype dt;
-    if (dtype_of(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
+    if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
     if (threads <= 0) threads = vx_default_threads();
     const int want = (int)lround((double)seconds * TOKENS_PER_S) > 0 ? (int)lround((double)seconds * TOKENS_PER_S) : 1;
 
@@ -229,7 +210,7 @@ int bench_speak(int argc, char **argv) {
     vx_t3 t3;
     vx_weights *w = NULL;
     acoustic a = {0};
-    double t0 = now_s();
+    double t0 = bench_now_s();
     vocis_status st = vx_t3_synthetic_weights(dt, 1234, &w, &err);
     if (!st && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
     else vx_weights_close(w);
@@ -239,7 +220,7 @@ int bench_speak(int argc, char **argv) {
         vx_t3_free(&t3);
         return cli_error("bench", "%s", err.msg);
     }
-    double t_load = now_s() - t0;
+    double t_load = bench_now_s() - t0;
 
     /* T3: a fixed conditioning (the voice's 150 T3 prompt tokens) and ~40 text tokens */
     enum { TEXT = 40, T3_PROMPT = 150 };
@@ -259,10 +240,10 @@ int bench_speak(int argc, char **argv) {
     int nt = 0;
     int64_t *tok64 = NULL;
     acoustic_times at = {0};
-    double t1 = now_s(), t_t3 = 0;
+    double t1 = bench_now_s(), t_t3 = 0;
     if (!spk) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
     if (!st) st = vx_t3_generate(&t3, &c, text, TEXT + 2, &s, &rng, threads, &toks, &nt, &err);
-    t_t3 = now_s() - t1;
+    t_t3 = bench_now_s() - t1;
     int raw = nt;
     if (!st) {
         /* Random weights stop or emit special tokens at random: keep the valid ones and top the
@@ -287,6 +268,6 @@ int bench_speak(int argc, char **argv) {
     printf("s3gen: %.2f s\n", at.flow);
     printf("hift: %.2f s\n", at.hift);
     printf("rtf: %.3f\n", (t_t3 + at.flow + at.hift) / audio);
-    printf("peak_rss: %.0f MiB\n", peak_rss_mib());
+    printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
     return 0;
 }

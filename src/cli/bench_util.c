@@ -1,0 +1,25 @@
+#include "cli/bench_util.h"
+
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+double bench_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double bench_peak_rss_mib(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}
+
+int bench_parse_dtype(const char *s, vx_dtype *dt) {
+    if (!strcmp(s, "bf16")) *dt = VX_BF16;
+    else if (!strcmp(s, "f16")) *dt = VX_F16;
+    else if (!strcmp(s, "f32")) *dt = VX_F32;
+    else return -1;
+    return 0;
+}

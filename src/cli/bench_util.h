@@ -1,0 +1,12 @@
+/* Small helpers shared by the `vocis bench` subcommands. */
+#ifndef VX_BENCH_UTIL_H
+#define VX_BENCH_UTIL_H
+
+#include "tensor/tensor.h"
+
+double bench_now_s(void);      /* monotonic seconds */
+double bench_peak_rss_mib(void);
+/* "bf16" | "f16" | "f32" -> dtype; 0 on success, -1 if unknown. */
+int bench_parse_dtype(const char *s, vx_dtype *dt);
+
+#endif
