@@ -45,3 +45,8 @@ vocis_status vx_stage_out_i64(const vx_stage_args *a, const char *name, int ndim
                               const int64_t *data, vx_err *err) {
     return vx_st_writer_add(a->out, name, VX_I64, ndim, shape, data, err);
 }
+
+vocis_status vx_stage_no_options(const vx_stage_args *a, vx_err *err) {
+    if (a->argc > 0) return vx_fail(err, VOCIS_E_ARG, "unknown option '%s' for this stage", a->argv[0]);
+    return VOCIS_OK;
+}

@@ -24,6 +24,8 @@ vocis_status vx_stage_in_f32(const vx_stage_args *a, const char *name, int ndim,
                              float **data, vx_tensor *t, vx_err *err);
 vocis_status vx_stage_in_i64(const vx_stage_args *a, const char *name, int ndim, const int64_t *shape,
                              int64_t **data, vx_tensor *t, vx_err *err);
+/* For stages without options of their own: any extra argument is an error. */
+vocis_status vx_stage_no_options(const vx_stage_args *a, vx_err *err);
 /* Output helpers (data copied). */
 vocis_status vx_stage_out_f32(const vx_stage_args *a, const char *name, int ndim, const int64_t *shape,
                               const float *data, vx_err *err);

@@ -41,6 +41,13 @@ expect_error no-model "--model DIR is required" "$VOCIS" tokens --text "$T"
 expect_error missing-model-dir "not found" "$VOCIS" tokens --model "$SCRATCH/nope" --text "$T"
 expect_error unknown-command "unknown command" "$VOCIS" frobnicate
 
+# Stage harness
+expect_error debug-unknown-stage "unknown stage 'nope'" "$VOCIS" debug nope --model "$M" --out "$SCRATCH/x.st"
+expect_error debug-needs-in "needs --in FILE" "$VOCIS" debug t3-cond --model "$M" --out "$SCRATCH/x.st"
+expect_error debug-bad-option "unknown option '--bogus'" "$VOCIS" debug t3-cond --model "$M" --in "$COND" --out "$SCRATCH/x.st" --bogus
+expect_error debug-missing-input "missing input tensor 'inputs_embeds'" "$VOCIS" debug t3-prefill --model "$M" --in "$COND" --out "$SCRATCH/x.st"
+no_file debug "$SCRATCH/x.st" "$SCRATCH/x.st.tmp"
+
 # Text
 expect_error empty-text "text is empty" "$VOCIS" tokens --model "$M" --t3-cond "$COND" --text "" -q
 expect_error blank-text "text is empty" "$VOCIS" tokens --model "$M" --t3-cond "$COND" --text "   " -q

@@ -17,6 +17,7 @@ static vocis_status load_t3(const vx_stage_args *a, vx_t3 *t3, vx_err *err) {
 }
 
 vocis_status vx_stage_t3_cond(const vx_stage_args *a, vx_err *err) {
+    VX_TRY(vx_stage_no_options(a, err));
     vx_t3 t3;
     VX_TRY(load_t3(a, &t3, err));
     float *spk = NULL, *emo = NULL, *cond = NULL, *pe = NULL, *po = NULL;
@@ -59,6 +60,7 @@ static void dump_layer(void *user, int layer, int seq, int64_t pos0, int64_t n, 
 }
 
 vocis_status vx_stage_t3_prefill(const vx_stage_args *a, vx_err *err) {
+    VX_TRY(vx_stage_no_options(a, err));
     vx_t3 t3;
     VX_TRY(load_t3(a, &t3, err));
     const int64_t D = t3.dim, V = t3.speech_head.rows;
@@ -110,6 +112,7 @@ done:
 /* conds-pt: the model folder's conds.pt as golden-named tensors (13_conds_pt),
  * plus the T3 prefill logits for `builtin_text_tokens` when --in has them. */
 vocis_status vx_stage_conds_pt(const vx_stage_args *a, vx_err *err) {
+    VX_TRY(vx_stage_no_options(a, err));
     char path[4200];
     snprintf(path, sizeof path, "%s/conds.pt", a->model_dir);
     vx_cb_conds c;

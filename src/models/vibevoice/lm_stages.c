@@ -25,6 +25,7 @@ static void kv_to_hf(const float *src, int64_t L, int kvh, int hd, float *dst) {
 }
 
 vocis_status vx_stage_qwen2_prefill(const vx_stage_args *a, vx_err *err) {
+    VX_TRY(vx_stage_no_options(a, err));
     vx_vv_config cfg;
     VX_TRY(vx_vv_config_load(a->model_dir, &cfg, err));
     vx_weights *w;
