@@ -10,13 +10,11 @@
  * bf16/f16 W and ~115-180 for f32. OpenBLAS's sgemm depends on the core it
  * runs: left alone, Debian's DYNAMIC_ARCH build picks an AVX-512 core
  * (Cooperlake/SkylakeX) on this CPU and reaches ~240 per core, better than
- * the f32 tiles (2 threads, M = 700-1400: 463-482 vs 276-374 GFLOP/s); with
- * OPENBLAS_CORETYPE=Haswell forced (as some environments do) it gets ~125,
- * and the tiles win. So f32 weights with many rows go to sgemm when OpenBLAS
- * runs an AVX-512 core or the CPU has no AVX-512; bf16/f16 weights stay on
- * the tiles with AVX-512 (about equal to sgemm panels, without their scratch)
- * and use panels otherwise: converted PANEL rows at a time to per-thread f32
- * scratch, then sgemm writes the matching column block of y.
+ * the tiles for many rows (2 threads, f32, M = 700-1400: 463-482 vs 276-374
+ * GFLOP/s); with OPENBLAS_CORETYPE=Haswell forced (as some environments do)
+ * it gets ~125, and the tiles win at every M. gemm_min_m picks the side.
+ * bf16/f16 weights reach sgemm as panels: PANEL rows at a time converted to
+ * per-thread f32 scratch, then sgemm writes the matching column block of y.
  */
 #include <cblas.h>
 #ifdef _OPENMP
@@ -28,12 +26,14 @@
 
 #include "kernels/isa.h"
 
-/* Without AVX-512, sgemm takes over from this many x rows (the 16-register
- * AVX2 tiles are no match for OpenBLAS there). With AVX-512 the tiles win
- * at every M; 1 thread, GFLOP/s, M = 8 … 2500:
- *   K=1024 N=4096 bf16: tiles 165-210, sgemm (panels) 30-126
- *   K=4096 N=1024 f32:  tiles 112-119, sgemm 13-124 (≈ at M ≥ 512)
- *   2 threads, K=1024 N=4096 bf16: tiles 412-431, sgemm 60-242 */
+/* x rows from which sgemm (f32 W) or sgemm panels (bf16/f16 W) replace the
+ * tiles: see gemm_min_m. Measured on the 2-core Zen host, GFLOP/s over
+ * M = 8 … 2500, tiles vs sgemm:
+ *   OpenBLAS Haswell core, 1 thread, K=1024 N=4096 bf16: 165-210 vs 30-126
+ *   Cooperlake core, 2 threads, bf16 K=4096 N=1024: 326-339 vs 158 (M=32),
+ *     319 (128), 389 (256), 421-446 (≥ 512); K=1024 N=4096: 395-409 vs
+ *     160 (32), 319 (128), 385 (256), 416-442 (≥ 512); f32 K=1024: tiles
+ *     ~340-358, sgemm 244 (32), 338 (64), 383 (128), 427-441 (≥ 256) */
 #define GEMM_MIN_M 32
 /* x rows per cache block (see linear_stream) */
 #define XB_BYTES (256 * 1024)
@@ -352,13 +352,23 @@ static int linear_panels(float *y, const float *x, int64_t M, const vx_mat *W, c
     return ok;
 }
 
+/* Without AVX-512 the 16-register AVX2 tiles are no match for OpenBLAS
+ * from GEMM_MIN_M rows on. With AVX-512 it depends on the core OpenBLAS
+ * runs: its AVX2 Haswell core loses to the tiles at every M, its AVX-512
+ * cores win from ~128 rows (f32) / ~256 rows (bf16/f16 panels). */
+static int64_t gemm_min_m(int isa, vx_dtype dt) {
+    if (isa < VX_ISA_AVX512) return GEMM_MIN_M;
+    vx_blas_init();
+    if (!blas_avx512_core) return INT64_MAX;
+    return dt == VX_F32 ? 128 : 256;
+}
+
 void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
                    int nthreads) {
     int64_t K = W->cols, N = W->rows;
     if (M <= 0 || N <= 0) return;
     if (nthreads < 1) nthreads = 1;
-    if (M >= GEMM_MIN_M && K > 0) vx_blas_init();
-    if (M >= GEMM_MIN_M && K > 0 && (isa < VX_ISA_AVX512 || (blas_avx512_core && W->dtype == VX_F32))) {
+    if (M >= GEMM_MIN_M && K > 0 && M >= gemm_min_m(isa, W->dtype)) {
         if (W->dtype == VX_F32) {
             vx_gemm_f32(0, 1, M, N, K, 1.0f, x, K, (const float *)W->data, K, 0.0f, y, N, nthreads);
             if (bias)
