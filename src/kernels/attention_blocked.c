@@ -20,7 +20,6 @@
 #endif
 
 #include "kernels/isa.h"
-#include "kernels/ops_extra.h"
 
 #define QB 48 /* queries per work item: 3 vectors of lanes */
 #define QV 3
@@ -147,15 +146,11 @@ static VX_TARGET_AVX512 void block(float *out, const float *q, const float *k, c
 
 int vx_attention_blocked_supported(int hd) { return vx_cpu_isa() >= VX_ISA_AVX512 && hd >= 16 && hd % 16 == 0; }
 
-void vx_attention_blocked(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
-                          int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
-                          int nthreads) {
-    if (nq <= 0 || n_heads <= 0) return;
+int vx_attention_blocked(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
+                         int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
+                         int nthreads) {
+    if (nq <= 0 || n_heads <= 0) return 1;
     if (nthreads < 1) nthreads = 1;
-    if (!vx_attention_blocked_supported(hd) || nq < 16 || n_kv_heads < 1 || n_heads % n_kv_heads) {
-        vx_attention(out, q, k, v, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale, causal, nthreads);
-        return;
-    }
     const int hpg = n_heads / n_kv_heads;
     const int64_t qs = (int64_t)n_heads * hd, nblk = (nq + QB - 1) / QB, items = (int64_t)n_heads * nblk;
     const int64_t per = (int64_t)QB * (hd + (nk > 0 ? nk : 1));
@@ -184,6 +179,5 @@ void vx_attention_blocked(float *out, const float *q, const float *k, const floa
         }
         free(qt);
     }
-    if (!ok) /* no scratch: the allocation-free path */
-        vx_attention(out, q, k, v, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale, causal, nthreads);
+    return ok; /* 0: no scratch, the caller takes the allocation-free path */
 }

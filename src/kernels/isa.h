@@ -22,6 +22,15 @@ void vx_blas_init(void);
  * unit tests can check every variant on one machine. */
 void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
                    int nthreads);
+/* Many-query attention (vx_attention's contract) in blocks of 48 query rows
+ * with register-tiled AVX-512 products and a lane-wise softmax; O(nk)
+ * scratch per thread (attention_blocked.c). Applies when the CPU has
+ * AVX-512, hd is a multiple of 16 and heads divide evenly; returns 0 when
+ * scratch could not be allocated (nothing written then). */
+int vx_attention_blocked_supported(int hd);
+int vx_attention_blocked(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
+                         int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
+                         int nthreads);
 void vx_attention_isa(int isa, float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
                       int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
                       int nthreads);

@@ -48,17 +48,6 @@ void vx_conv1d_tm(float *y, const float *x, int64_t B, int64_t lin, int64_t cin,
                   int64_t pad_left, int64_t pad_right, const vx_mat *w, const float *bias, float *col,
                   int nthreads);
 
-/* Many-query scaled dot-product attention, same contract as vx_attention
- * (kernels.h: GQA, causal, position-major K/V with kv_stride), computed in
- * blocks of 48 query rows with register-tiled AVX-512 products and a
- * lane-wise softmax (attention_blocked.c). Scratch is O(nk) per thread.
- * Falls back to vx_attention where it does not apply (no AVX-512, hd not a
- * multiple of 16, fewer than 16 query rows). */
-int vx_attention_blocked_supported(int hd);
-void vx_attention_blocked(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
-                          int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
-                          int nthreads);
-
 /* Relative-position multi-head self-attention of one sequence of length L
  * (Transformer-XL with learned biases u, v; ESPnet relative encoding):
  *   score_h(i, j) = [ (q_i + u_h)·k_j + (q_i + v_h)·p_h(L − 1 − i + j) ] / sqrt(dk)

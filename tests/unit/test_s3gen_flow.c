@@ -87,7 +87,7 @@ static void test_relpos(int64_t L) {
     free(q), free(k), free(v), free(p), free(o), free(r), free(s), free(sc);
 }
 
-/* vx_attention_blocked against a double-precision reference: GQA, causal with nq < nk and nq > nk
+/* vx_attention (blocked many-query path where it applies) against a double-precision reference: GQA, causal with nq < nk and nq > nk
  * (rows that see no key are zero), query counts around the 48-row block, head sizes 16..144, a
  * KV stride wider than the heads, 1 and 2 threads. */
 static void attn_blocked_case(int64_t nq, int64_t nk, int H, int Hkv, int hd, int causal, int nth) {
@@ -101,7 +101,7 @@ static void attn_blocked_case(int64_t nq, int64_t nk, int H, int Hkv, int hd, in
     tl_fill_random(v, nk * ks, 13);
     for (int64_t i = 0; i < nq * qs; i++) q[i] *= 3.0f; /* peaky softmax */
     const float scale = 1.0f / sqrtf((float)hd);
-    vx_attention_blocked(o, q, k, v, nq, nk, H, Hkv, hd, ks, scale, causal, nth);
+    vx_attention(o, q, k, v, nq, nk, H, Hkv, hd, ks, scale, causal, nth);
     for (int h = 0; h < H; h++)
         for (int64_t i = 0; i < nq; i++) {
             const int g = h / (H / Hkv);
