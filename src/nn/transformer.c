@@ -8,15 +8,15 @@
 /* ---- loading ---- */
 
 /* Copies a float vector tensor (any float dtype) to f32. */
-static vocis_status load_vec(const vx_weights *w, const char *name, int64_t n, float *dst, vx_err *err) {
+vocis_status vx_weights_vec_f32(const vx_weights *w, const char *name, int64_t n, float *dst, vx_err *err) {
     vx_tensor t;
     VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(n), &t, err, "%s", name));
     vx_to_f32(dst, t.data, t.dtype, (size_t)n);
     return VOCIS_OK;
 }
 
-static vocis_status load_mat(const vx_weights *w, const char *name, int64_t rows, int64_t cols, vx_mat *m,
-                             vx_err *err) {
+vocis_status vx_weights_mat(const vx_weights *w, const char *name, int64_t rows, int64_t cols, vx_mat *m,
+                            vx_err *err) {
     vx_tensor t;
     VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(rows, cols), &t, err, "%s", name));
     *m = vx_mat_of(&t);
@@ -81,22 +81,22 @@ vocis_status vx_tf_load(vx_tf *tf, const vx_weights *w, const char *prefix, cons
 #define NAME(s) (snprintf(name, sizeof name, "%s%s", pre, s), name)
         ly->in_norm = p, p += D;
         ly->post_norm = p, p += D;
-        if ((st = load_vec(w, NAME("input_layernorm.weight"), D, ly->in_norm, err))) break;
-        if ((st = load_vec(w, NAME("post_attention_layernorm.weight"), D, ly->post_norm, err))) break;
-        if ((st = load_mat(w, NAME("self_attn.q_proj.weight"), qd, D, &ly->q, err))) break;
-        if ((st = load_mat(w, NAME("self_attn.k_proj.weight"), kvd, D, &ly->k, err))) break;
-        if ((st = load_mat(w, NAME("self_attn.v_proj.weight"), kvd, D, &ly->v, err))) break;
-        if ((st = load_mat(w, NAME("self_attn.o_proj.weight"), D, qd, &ly->o, err))) break;
-        if ((st = load_mat(w, NAME("mlp.gate_proj.weight"), F, D, &ly->gate, err))) break;
-        if ((st = load_mat(w, NAME("mlp.up_proj.weight"), F, D, &ly->up, err))) break;
-        if ((st = load_mat(w, NAME("mlp.down_proj.weight"), D, F, &ly->down, err))) break;
+        if ((st = vx_weights_vec_f32(w, NAME("input_layernorm.weight"), D, ly->in_norm, err))) break;
+        if ((st = vx_weights_vec_f32(w, NAME("post_attention_layernorm.weight"), D, ly->post_norm, err))) break;
+        if ((st = vx_weights_mat(w, NAME("self_attn.q_proj.weight"), qd, D, &ly->q, err))) break;
+        if ((st = vx_weights_mat(w, NAME("self_attn.k_proj.weight"), kvd, D, &ly->k, err))) break;
+        if ((st = vx_weights_mat(w, NAME("self_attn.v_proj.weight"), kvd, D, &ly->v, err))) break;
+        if ((st = vx_weights_mat(w, NAME("self_attn.o_proj.weight"), D, qd, &ly->o, err))) break;
+        if ((st = vx_weights_mat(w, NAME("mlp.gate_proj.weight"), F, D, &ly->gate, err))) break;
+        if ((st = vx_weights_mat(w, NAME("mlp.up_proj.weight"), F, D, &ly->up, err))) break;
+        if ((st = vx_weights_mat(w, NAME("mlp.down_proj.weight"), D, F, &ly->down, err))) break;
         if (opt->qkv_bias) {
             ly->q_bias = p, p += qd;
             ly->k_bias = p, p += kvd;
             ly->v_bias = p, p += kvd;
-            if ((st = load_vec(w, NAME("self_attn.q_proj.bias"), qd, ly->q_bias, err))) break;
-            if ((st = load_vec(w, NAME("self_attn.k_proj.bias"), kvd, ly->k_bias, err))) break;
-            if ((st = load_vec(w, NAME("self_attn.v_proj.bias"), kvd, ly->v_bias, err))) break;
+            if ((st = vx_weights_vec_f32(w, NAME("self_attn.q_proj.bias"), qd, ly->q_bias, err))) break;
+            if ((st = vx_weights_vec_f32(w, NAME("self_attn.k_proj.bias"), kvd, ly->k_bias, err))) break;
+            if ((st = vx_weights_vec_f32(w, NAME("self_attn.v_proj.bias"), kvd, ly->v_bias, err))) break;
         }
 #undef NAME
     }
@@ -104,7 +104,7 @@ vocis_status vx_tf_load(vx_tf *tf, const vx_weights *w, const char *prefix, cons
         tf->final_norm = p;
         p += D;
         snprintf(name, sizeof name, "%snorm.weight", prefix);
-        st = load_vec(w, name, D, tf->final_norm, err);
+        st = vx_weights_vec_f32(w, name, D, tf->final_norm, err);
     }
     if (st != VOCIS_OK) {
         vx_tf_free(tf);
@@ -277,4 +277,28 @@ vocis_status vx_tf_forward(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, in
 void vx_tf_final_norm(const vx_tf *tf, float *y, const float *x, int64_t rows) {
     if (tf->final_norm) vx_rmsnorm(y, x, tf->final_norm, rows, tf->dim, tf->norm_eps);
     else if (y != x) memcpy(y, x, (size_t)rows * tf->dim * sizeof(float));
+}
+
+vocis_status vx_tf_record_init(vx_tf_record *r, const vx_tf *tf, int nseq, int64_t len, vx_err *err) {
+    memset(r, 0, sizeof *r);
+    r->layers = vx_calloc(err, (size_t)tf->n_layers, sizeof(float *), "layer record");
+    if (!r->layers) return VOCIS_E_NOMEM;
+    r->n_layers = tf->n_layers, r->nseq = nseq, r->len = len, r->dim = tf->dim;
+    for (int l = 0; l < tf->n_layers; l++)
+        if (!(r->layers[l] = vx_malloc(err, sizeof(float) * (size_t)nseq * (size_t)(len * tf->dim), "layer record"))) {
+            vx_tf_record_free(r);
+            return VOCIS_E_NOMEM;
+        }
+    return VOCIS_OK;
+}
+
+void vx_tf_record_hook(void *user, int layer, int seq, int64_t pos0, int64_t n, const float *x) {
+    vx_tf_record *r = user;
+    memcpy(r->layers[layer] + ((size_t)seq * r->len + pos0) * r->dim, x, sizeof(float) * (size_t)(n * r->dim));
+}
+
+void vx_tf_record_free(vx_tf_record *r) {
+    for (int l = 0; r->layers && l < r->n_layers; l++) free(r->layers[l]);
+    free(r->layers);
+    memset(r, 0, sizeof *r);
 }

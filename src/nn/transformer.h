@@ -47,6 +47,12 @@ typedef struct vx_tf_options {
 } vx_tf_options;
 
 vocis_status vx_tf_load(vx_tf *tf, const vx_weights *w, const char *prefix, const vx_tf_options *opt, vx_err *err);
+
+/* Weight helpers for model loaders: a [rows, cols] float matrix as a vx_mat
+ * view (file dtype), and a float vector of n values copied to f32. */
+vocis_status vx_weights_mat(const vx_weights *w, const char *name, int64_t rows, int64_t cols, vx_mat *m,
+                            vx_err *err);
+vocis_status vx_weights_vec_f32(const vx_weights *w, const char *name, int64_t n, float *dst, vx_err *err);
 void vx_tf_free(vx_tf *tf);
 
 /* KV cache for nseq sequences, position-major per (layer, sequence):
@@ -78,6 +84,17 @@ typedef void (*vx_tf_hook)(void *user, int layer, int seq, int64_t pos0, int64_t
  * (before the final norm). Each sequence continues at its own cache length. */
 vocis_status vx_tf_forward(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, int nseq, int64_t n, float *x,
                            int nthreads, vx_tf_hook hook, void *user, vx_err *err);
+
+/* Records every layer's output of a forward call (for stage dumps): pass
+ * vx_tf_record_hook with the recorder as `user`. layers[l] is [nseq][len][dim]. */
+typedef struct vx_tf_record {
+    float **layers;
+    int n_layers, nseq;
+    int64_t len, dim;
+} vx_tf_record;
+vocis_status vx_tf_record_init(vx_tf_record *r, const vx_tf *tf, int nseq, int64_t len, vx_err *err);
+void vx_tf_record_hook(void *user, int layer, int seq, int64_t pos0, int64_t n, const float *x);
+void vx_tf_record_free(vx_tf_record *r);
 
 /* y = final_norm(x) over rows (identity copy when the stack has no final norm). */
 void vx_tf_final_norm(const vx_tf *tf, float *y, const float *x, int64_t rows);

@@ -8,20 +8,6 @@
 
 /* ---- loading ---- */
 
-static vocis_status mat(const vx_weights *w, const char *name, int64_t rows, int64_t cols, vx_mat *m, vx_err *err) {
-    vx_tensor t;
-    VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(rows, cols), &t, err, "%s", name));
-    *m = vx_mat_of(&t);
-    return VOCIS_OK;
-}
-
-static vocis_status vec(const vx_weights *w, const char *name, int64_t n, float *dst, vx_err *err) {
-    vx_tensor t;
-    VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(n), &t, err, "%s", name));
-    vx_to_f32(dst, t.data, t.dtype, (size_t)n);
-    return VOCIS_OK;
-}
-
 vocis_status vx_t3_init(vx_t3 *t3, const vx_weights *w, const vx_cb_config *cfg, vx_err *err) {
     memset(t3, 0, sizeof *t3);
     t3->cfg = *cfg;
@@ -94,19 +80,19 @@ vocis_status vx_t3_init(vx_t3 *t3, const vx_weights *w, const vx_cb_config *cfg,
     t3->bo = p, p += D;
     t3->query = p;
     vx_to_f32(t3->query, t.data, t.dtype, (size_t)t3->n_query * D);
-    TRY(vec(w, "cond_enc.spkr_enc.bias", D, t3->spkr_bias, err));
+    TRY(vx_weights_vec_f32(w, "cond_enc.spkr_enc.bias", D, t3->spkr_bias, err));
     TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(D, 1), &t, err, "cond_enc.emotion_adv_fc.weight"));
     vx_to_f32(t3->emotion_w, t.data, t.dtype, (size_t)D);
-    TRY(vec(w, "cond_enc.perceiver.attn.norm.weight", D, t3->pn_w, err));
-    TRY(vec(w, "cond_enc.perceiver.attn.norm.bias", D, t3->pn_b, err));
-    TRY(mat(w, "cond_enc.perceiver.attn.to_q.weight", D, D, &t3->to_q, err));
-    TRY(mat(w, "cond_enc.perceiver.attn.to_k.weight", D, D, &t3->to_k, err));
-    TRY(mat(w, "cond_enc.perceiver.attn.to_v.weight", D, D, &t3->to_v, err));
-    TRY(mat(w, "cond_enc.perceiver.attn.proj_out.weight", D, D, &t3->proj_out, err));
-    TRY(vec(w, "cond_enc.perceiver.attn.to_q.bias", D, t3->bq, err));
-    TRY(vec(w, "cond_enc.perceiver.attn.to_k.bias", D, t3->bk, err));
-    TRY(vec(w, "cond_enc.perceiver.attn.to_v.bias", D, t3->bv, err));
-    TRY(vec(w, "cond_enc.perceiver.attn.proj_out.bias", D, t3->bo, err));
+    TRY(vx_weights_vec_f32(w, "cond_enc.perceiver.attn.norm.weight", D, t3->pn_w, err));
+    TRY(vx_weights_vec_f32(w, "cond_enc.perceiver.attn.norm.bias", D, t3->pn_b, err));
+    TRY(vx_weights_mat(w, "cond_enc.perceiver.attn.to_q.weight", D, D, &t3->to_q, err));
+    TRY(vx_weights_mat(w, "cond_enc.perceiver.attn.to_k.weight", D, D, &t3->to_k, err));
+    TRY(vx_weights_mat(w, "cond_enc.perceiver.attn.to_v.weight", D, D, &t3->to_v, err));
+    TRY(vx_weights_mat(w, "cond_enc.perceiver.attn.proj_out.weight", D, D, &t3->proj_out, err));
+    TRY(vx_weights_vec_f32(w, "cond_enc.perceiver.attn.to_q.bias", D, t3->bq, err));
+    TRY(vx_weights_vec_f32(w, "cond_enc.perceiver.attn.to_k.bias", D, t3->bk, err));
+    TRY(vx_weights_vec_f32(w, "cond_enc.perceiver.attn.to_v.bias", D, t3->bv, err));
+    TRY(vx_weights_vec_f32(w, "cond_enc.perceiver.attn.proj_out.bias", D, t3->bo, err));
 #undef TRY
     return VOCIS_OK;
 fail:

@@ -49,16 +49,6 @@ done:
     return st;
 }
 
-typedef struct {
-    float **layers; /* [n_layers] -> [B][L][D] */
-    int64_t L, D;
-} dump_ctx;
-
-static void dump_layer(void *user, int layer, int seq, int64_t pos0, int64_t n, const float *x) {
-    dump_ctx *d = user;
-    memcpy(d->layers[layer] + ((size_t)seq * d->L + pos0) * d->D, x, sizeof(float) * (size_t)(n * d->D));
-}
-
 vocis_status vx_stage_t3_prefill(const vx_stage_args *a, vx_err *err) {
     VX_TRY(vx_stage_no_options(a, err));
     vx_t3 t3;
@@ -67,7 +57,7 @@ vocis_status vx_stage_t3_prefill(const vx_stage_args *a, vx_err *err) {
     float *x = NULL, *logits = NULL, *h = NULL;
     vx_tensor t;
     vx_kv_cache kv = {0};
-    dump_ctx d = {0};
+    vx_tf_record rec = {0};
     vocis_status st = vx_stage_in_f32(a, "inputs_embeds", VX_DIMS(-1, -1, D), &x, &t, err);
     if (st) goto done;
     const int B = (int)t.shape[0];
@@ -76,25 +66,19 @@ vocis_status vx_stage_t3_prefill(const vx_stage_args *a, vx_err *err) {
         st = vx_fail(err, VOCIS_E_SHAPE, "inputs_embeds: need 1..64 rows of at least one position");
         goto done;
     }
-    d.L = L, d.D = D;
-    d.layers = calloc((size_t)t3.tf.n_layers, sizeof(float *));
+    if ((st = vx_tf_record_init(&rec, &t3.tf, B, L, err))) goto done;
     logits = malloc(sizeof(float) * (size_t)B * V);
     h = malloc(sizeof(float) * (size_t)B * L * D);
-    if (!d.layers || !logits || !h) {
+    if (!logits || !h) {
         st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
         goto done;
     }
-    for (int l = 0; l < t3.tf.n_layers; l++)
-        if (!(d.layers[l] = malloc(sizeof(float) * (size_t)B * L * D))) {
-            st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-            goto done;
-        }
     if ((st = vx_kv_init(&kv, &t3.tf, B, 0, err))) goto done;
-    if ((st = vx_tf_forward(&t3.tf, &kv, NULL, B, L, x, a->nthreads, dump_layer, &d, err))) goto done;
+    if ((st = vx_tf_forward(&t3.tf, &kv, NULL, B, L, x, a->nthreads, vx_tf_record_hook, &rec, err))) goto done;
     for (int l = 0; l < t3.tf.n_layers; l++) {
         char name[64];
         snprintf(name, sizeof name, "hidden_after_layer%d", l);
-        if ((st = vx_stage_out_f32(a, name, VX_DIMS(B, L, D), d.layers[l], err))) goto done;
+        if ((st = vx_stage_out_f32(a, name, VX_DIMS(B, L, D), rec.layers[l], err))) goto done;
     }
     vx_tf_final_norm(&t3.tf, h, x, B * L);
     if ((st = vx_stage_out_f32(a, "final_norm_hidden", VX_DIMS(B, L, D), h, err))) goto done;
@@ -102,8 +86,8 @@ vocis_status vx_stage_t3_prefill(const vx_stage_args *a, vx_err *err) {
         vx_linear(logits + (size_t)b * V, h + ((size_t)b * L + L - 1) * D, 1, &t3.speech_head, NULL, a->nthreads);
     st = vx_stage_out_f32(a, "logits_last", VX_DIMS(B, V), logits, err);
 done:
-    for (int l = 0; d.layers && l < t3.tf.n_layers; l++) free(d.layers[l]);
-    free(d.layers), free(x), free(logits), free(h);
+    vx_tf_record_free(&rec);
+    free(x), free(logits), free(h);
     vx_kv_free(&kv);
     vx_t3_free(&t3);
     return st;

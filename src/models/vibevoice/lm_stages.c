@@ -6,17 +6,6 @@
 #include "models/stages.h"
 #include "models/vibevoice/lm.h"
 
-typedef struct {
-    float **layers; /* [n_layers] -> [L][H] */
-    int64_t H;
-} dump_ctx;
-
-static void dump_layer(void *user, int layer, int seq, int64_t pos0, int64_t n, const float *x) {
-    dump_ctx *d = user;
-    (void)seq;
-    memcpy(d->layers[layer] + (size_t)pos0 * d->H, x, sizeof(float) * (size_t)(n * d->H));
-}
-
 /* KV cache slot [L][kv·hd] (position-major) -> [1][kv][L][hd] (HF layout). */
 static void kv_to_hf(const float *src, int64_t L, int kvh, int hd, float *dst) {
     for (int g = 0; g < kvh; g++)
@@ -39,7 +28,7 @@ vocis_status vx_stage_qwen2_prefill(const vx_stage_args *a, vx_err *err) {
     const vx_tf *tf = &lm.tf;
     const int64_t H = tf->dim, V = lm.lm_head.rows;
     float *x = NULL, *h = NULL, *logits = NULL, *kvbuf = NULL;
-    dump_ctx d = {0};
+    vx_tf_record rec = {0};
     vx_kv_cache kv = {0};
     vx_tensor t;
     if ((st = vx_stage_in_f32(a, "inputs_embeds", VX_DIMS(1, -1, H), &x, &t, err))) goto done;
@@ -53,27 +42,21 @@ vocis_status vx_stage_qwen2_prefill(const vx_stage_args *a, vx_err *err) {
                      (long long)L, (long long)lm.max_positions);
         goto done;
     }
-    d.H = H;
-    d.layers = calloc((size_t)tf->n_layers, sizeof(float *));
+    if ((st = vx_tf_record_init(&rec, tf, 1, L, err))) goto done;
     h = malloc(sizeof(float) * (size_t)(L * H));
     logits = malloc(sizeof(float) * (size_t)(L * V));
     kvbuf = malloc(sizeof(float) * (size_t)(L * tf->n_kv_heads * tf->head_dim));
-    if (!d.layers || !h || !logits || !kvbuf) {
+    if (!h || !logits || !kvbuf) {
         st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
         goto done;
     }
-    for (int l = 0; l < tf->n_layers; l++)
-        if (!(d.layers[l] = malloc(sizeof(float) * (size_t)(L * H)))) {
-            st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-            goto done;
-        }
     if ((st = vx_kv_init(&kv, tf, 1, lm.max_positions, err))) goto done;
-    if ((st = vx_tf_forward(tf, &kv, NULL, 1, L, x, a->nthreads, dump_layer, &d, err))) goto done;
+    if ((st = vx_tf_forward(tf, &kv, NULL, 1, L, x, a->nthreads, vx_tf_record_hook, &rec, err))) goto done;
     for (int l = 0; l < tf->n_layers && !st; l++) {
         char name[64];
         snprintf(name, sizeof name, "layer%d_out", l);
-        st = vx_stage_out_f32(a, name, VX_DIMS(1, L, H), d.layers[l], err);
-        if (!st && l == 0) st = vx_stage_out_f32(a, "hidden_after_layer0", VX_DIMS(1, L, H), d.layers[l], err);
+        st = vx_stage_out_f32(a, name, VX_DIMS(1, L, H), rec.layers[l], err);
+        if (!st && l == 0) st = vx_stage_out_f32(a, "hidden_after_layer0", VX_DIMS(1, L, H), rec.layers[l], err);
         for (int kvi = 0; kvi < 2 && !st; kvi++) {
             kv_to_hf(kvi ? kv.v[l] : kv.k[l], L, tf->n_kv_heads, tf->head_dim, kvbuf);
             snprintf(name, sizeof name, "kv_layer%d_%s", l, kvi ? "value" : "key");
@@ -87,8 +70,8 @@ vocis_status vx_stage_qwen2_prefill(const vx_stage_args *a, vx_err *err) {
     if ((st = vx_stage_out_f32(a, "logits", VX_DIMS(1, L, V), logits, err))) goto done;
     st = vx_stage_out_f32(a, "rope_inv_freq", VX_DIMS(tf->head_dim / 2), tf->inv_freq, err);
 done:
-    for (int l = 0; d.layers && l < tf->n_layers; l++) free(d.layers[l]);
-    free(d.layers), free(x), free(h), free(logits), free(kvbuf);
+    vx_tf_record_free(&rec);
+    free(x), free(h), free(logits), free(kvbuf);
     vx_kv_free(&kv);
     vx_vv_lm_free(&lm);
     vx_weights_close(w);
