@@ -115,6 +115,24 @@ static int is_null_or_absent(const cJSON *it) {
 
 /* ---- sections ------------------------------------------------------------- */
 
+/* One side (encoder or decoder) of a tokenizer: depths must have one stage
+ * more than ratios; *hop = product of the ratios (bounded). */
+static vocis_status stage_hop(const char *file, const char *sec, const char *side, const int *ratios, int n_ratios,
+                              int n_depths, long *hop, vx_err *err) {
+    if (n_depths != n_ratios + 1)
+        return vx_fail(err, VOCIS_E_FORMAT,
+                       "%s: field '%s.%s_depths' has %d stages but %s_ratios has %d "
+                       "entries (expected ratios + 1 stages)",
+                       file, sec, side, n_depths, side, n_ratios);
+    *hop = 1;
+    for (int i = 0; i < n_ratios; i++) {
+        *hop *= ratios[i];
+        if (*hop > BIG)
+            return vx_fail(err, VOCIS_E_FORMAT, "%s: field '%s.%s_ratios': product too large", file, sec, side);
+    }
+    return VOCIS_OK;
+}
+
 static vocis_status parse_tokenizer(const cJSON *root, const char *sec, int acoustic, vx_vv_tokenizer_config *t,
                                     const char *file, vx_err *err) {
     char k[160];
@@ -160,17 +178,8 @@ static vocis_status parse_tokenizer(const cJSON *root, const char *sec, int acou
     it = vx_json_at(root, KEY("encoder_depths"));
     if (is_null_or_absent(it)) return vx_fail(err, VOCIS_E_FORMAT, "%s: missing field '%s'", file, k);
     VX_TRY(get_depths(it, k, t->enc_depths, &t->enc_n_depths, file, err));
-    if (t->enc_n_depths != t->enc_n_ratios + 1)
-        return vx_fail(err, VOCIS_E_FORMAT,
-                       "%s: field '%s.encoder_depths' has %d stages but encoder_ratios has %d "
-                       "entries (expected ratios + 1 stages)",
-                       file, sec, t->enc_n_depths, t->enc_n_ratios);
-    long hop = 1;
-    for (int i = 0; i < t->enc_n_ratios; i++) {
-        hop *= t->enc_ratios[i];
-        if (hop > BIG)
-            return vx_fail(err, VOCIS_E_FORMAT, "%s: field '%s.encoder_ratios': product too large", file, sec);
-    }
+    long hop;
+    VX_TRY(stage_hop(file, sec, "encoder", t->enc_ratios, t->enc_n_ratios, t->enc_n_depths, &hop, err));
     t->hop = (int)hop;
 
     if (acoustic) {
@@ -190,17 +199,8 @@ static vocis_status parse_tokenizer(const cJSON *root, const char *sec, int acou
         } else {
             VX_TRY(get_depths(it, k, t->dec_depths, &t->dec_n_depths, file, err));
         }
-        if (t->dec_n_depths != t->dec_n_ratios + 1)
-            return vx_fail(err, VOCIS_E_FORMAT,
-                           "%s: field '%s.decoder_depths' has %d stages but decoder_ratios has %d "
-                           "entries (expected ratios + 1 stages)",
-                           file, sec, t->dec_n_depths, t->dec_n_ratios);
-        long dhop = 1;
-        for (int i = 0; i < t->dec_n_ratios; i++) {
-            dhop *= t->dec_ratios[i];
-            if (dhop > BIG)
-                return vx_fail(err, VOCIS_E_FORMAT, "%s: field '%s.decoder_ratios': product too large", file, sec);
-        }
+        long dhop;
+        VX_TRY(stage_hop(file, sec, "decoder", t->dec_ratios, t->dec_n_ratios, t->dec_n_depths, &dhop, err));
         if (dhop != hop)
             return vx_fail(err, VOCIS_E_FORMAT,
                            "%s: field '%s.decoder_ratios': product %ld differs from the encoder's %ld", file, sec, dhop,
