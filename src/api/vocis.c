@@ -169,6 +169,30 @@ static uint64_t random_seed(void) {
     return s ^ (uint64_t)time(NULL);
 }
 
+/* The T3 view of a voice, with the exaggeration override (NaN = keep the
+ * voice's); checks the speaker width against this T3. */
+static vocis_status t3_cond_of(vocis_model *m, const vx_cb_conds *c, float exaggeration, vx_t3_cond *out) {
+    if (c->speaker_emb.n != (size_t)m->t3.speaker_dim)
+        return vx_fail(&m->err, VOCIS_E_SHAPE, "voice speaker_emb has %zu values, this T3 expects %d",
+                       c->speaker_emb.n, m->t3.speaker_dim);
+    *out = (vx_t3_cond){
+        .speaker_emb = c->speaker_emb.data,
+        .prompt_tokens = c->cond_prompt_speech_tokens.data,
+        .n_prompt = (int)c->cond_prompt_speech_tokens.n,
+        .emotion_adv = isnan(exaggeration) ? c->emotion_adv.data[0] : exaggeration,
+    };
+    return VOCIS_OK;
+}
+
+static vx_t3_sampling t3_sampling_of(const vocis_t3_options *o, int (*on_token)(void *, int, int32_t), void *user) {
+    return (vx_t3_sampling){o->temperature,    o->cfg_weight, o->min_p,  o->top_p, o->repetition_penalty,
+                            o->max_new_tokens, o->greedy,     on_token, user};
+}
+
+static void seed_rng(vx_rng *rng, const vocis_t3_options *o) {
+    vx_rng_seed(rng, o->seed >= 0 ? (uint64_t)o->seed : random_seed());
+}
+
 vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text,
                                const vocis_t3_options *opts, int32_t **tokens, size_t *n) {
     *tokens = NULL;
@@ -188,26 +212,15 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
         VX_TRY(vocis_voice_load(m, NULL, &own));
         voice = own;
     }
-    const vx_cb_conds *c = &voice->conds;
-    if (c->speaker_emb.n != (size_t)m->t3.speaker_dim) {
-        vocis_voice_free(own);
-        return vx_fail(&m->err, VOCIS_E_SHAPE, "voice speaker_emb has %zu values, this T3 expects %d",
-                       c->speaker_emb.n, m->t3.speaker_dim);
-    }
-    vx_t3_cond cond = {
-        .speaker_emb = c->speaker_emb.data,
-        .prompt_tokens = c->cond_prompt_speech_tokens.data,
-        .n_prompt = (int)c->cond_prompt_speech_tokens.n,
-        .emotion_adv = isnan(o.exaggeration) ? c->emotion_adv.data[0] : o.exaggeration,
-    };
+    vx_t3_cond cond;
     int32_t *ids = NULL;
     size_t nids = 0;
-    vocis_status st = vocis_tokenize(m, text, &ids, &nids);
+    vocis_status st = t3_cond_of(m, &voice->conds, o.exaggeration, &cond);
+    if (st == VOCIS_OK) st = vocis_tokenize(m, text, &ids, &nids);
     if (st == VOCIS_OK) {
-        vx_t3_sampling s = {o.temperature, o.cfg_weight, o.min_p, o.top_p, o.repetition_penalty,
-                            o.max_new_tokens, o.greedy, o.on_token, o.user};
+        vx_t3_sampling s = t3_sampling_of(&o, o.on_token, o.user);
         vx_rng rng;
-        vx_rng_seed(&rng, o.seed >= 0 ? (uint64_t)o.seed : random_seed());
+        seed_rng(&rng, &o);
         int nt = 0;
         st = vx_t3_generate(&m->t3, &cond, ids, (int)nids, &s, &rng, m->threads, tokens, &nt, &m->err);
         *n = (size_t)nt;
@@ -281,11 +294,10 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
     int64_t *toks64 = NULL;
     float *mel = NULL;
     int64_t tm = 0;
-    vx_t3_cond cond = {v->speaker_emb.data, v->cond_prompt_speech_tokens.data, (int)v->cond_prompt_speech_tokens.n,
-                       isnan(o->exaggeration) ? v->emotion_adv.data[0] : o->exaggeration};
-    vx_t3_sampling s = {o->temperature, o->cfg_weight, o->min_p, o->top_p, o->repetition_penalty,
-                        o->max_new_tokens, o->greedy, on_t3_token, c};
-    vocis_status st = vocis_tokenize(m, text, &ids, &nids);
+    vx_t3_cond cond;
+    vx_t3_sampling s = t3_sampling_of(o, on_t3_token, c);
+    vocis_status st = t3_cond_of(m, v, o->exaggeration, &cond);
+    if (st == VOCIS_OK) st = vocis_tokenize(m, text, &ids, &nids);
     if (st) goto done;
     if ((st = vx_t3_generate(&m->t3, &cond, ids, (int)nids, &s, rng, m->threads, &toks, &nt, err))) goto done;
     nt = vx_t3_clean_tokens(&m->t3, toks, nt);
@@ -351,7 +363,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
         goto done;
     }
     vx_rng rng;
-    vx_rng_seed(&rng, o.t3.seed >= 0 ? (uint64_t)o.t3.seed : random_seed());
+    seed_rng(&rng, &o.t3);
     speak_ctx c = {m, &o, {NULL, 0, chunks.n, 0, 0}};
     const size_t xfade = (size_t)(o.crossfade_ms * 1e-3f * VX_HIFT_SR);
     for (int k = 0; k < chunks.n; k++) {
