@@ -30,7 +30,8 @@ typedef enum vocis_status {
     VOCIS_E_NOMEM = 5,       /* allocation failed */
     VOCIS_E_UNSUPPORTED = 6, /* valid input that this build does not handle */
     VOCIS_E_INTERNAL = 7,
-    VOCIS_E_CANCELLED = 8    /* a callback asked to stop */
+    VOCIS_E_CANCELLED = 8,   /* a callback asked to stop */
+    VOCIS_E_INVALID = 9      /* well-formed input that cannot be used (audio too short, silent, ...) */
 } vocis_status;
 
 /* Short constant name of a status ("io", "format", ...). */

@@ -11,6 +11,7 @@ const char *vocis_status_name(vocis_status st) {
     case VOCIS_E_UNSUPPORTED: return "unsupported";
     case VOCIS_E_INTERNAL: return "internal";
     case VOCIS_E_CANCELLED: return "cancelled";
+    case VOCIS_E_INVALID: return "invalid input";
     }
     return "unknown";
 }

@@ -29,6 +29,9 @@ static const stage stages[] = {
      "VibeVoice processor: --script FILE --voice FILE... -> input_ids, masks, speech_tensors"},
     {"hift", vx_stage_hift, 1,
      "HiFT vocoder: mel_in, phase_uniform_sample, sine_noise_randn -> f0, source, wav_clamped, wav_trim_faded"},
+    {"resample", vx_stage_resample, 1,
+     "reference resampling: ref_24k -> ref_16k_soxr (librosa soxr_hq), ref_16k_torchaudio (sinc)"},
+    {"ref-mel", vx_stage_ref_mel, 1, "S3Gen reference mel: ref_24k (first 10 s) -> mel [1, 80, M]"},
 };
 #define NSTAGES (int)(sizeof stages / sizeof stages[0])
 

@@ -14,15 +14,27 @@
 
 /* Reads every frame of an open file, averaging channels in float32 the way
  * numpy's mean over the channel axis does (sequential sum, then / C). */
-static vocis_status read_mono(SNDFILE *sf, const char *path, int channels, float **out, int64_t *n, vx_err *err) {
+static vocis_status read_mono(SNDFILE *sf, const char *path, int channels, int64_t max_frames, float **out,
+                              int64_t *n, vx_err *err) {
     enum { CHUNK = 16384 };
     float *buf = vx_malloc(err, (size_t)CHUNK * (size_t)channels * sizeof(float), "audio read buffer");
     if (!buf) return VOCIS_E_NOMEM;
     size_t cap = 0, len = 0;
     float *mono = NULL;
     for (;;) {
-        sf_count_t got = sf_readf_float(sf, buf, CHUNK);
+        sf_count_t want = CHUNK;
+        if (max_frames > 0 && (int64_t)len + want > max_frames) want = (sf_count_t)(max_frames - (int64_t)len);
+        if (want <= 0) break;
+        sf_count_t got = sf_readf_float(sf, buf, want);
         if (got <= 0) break;
+        for (sf_count_t i = 0; i < got * channels; i++) {
+            if (!isfinite(buf[i])) {
+                free(buf);
+                free(mono);
+                return vx_fail(err, VOCIS_E_FORMAT, "%s: sample %lld is %s (the file holds non-finite floats)", path,
+                               (long long)(len + (size_t)(i / channels)), isnan(buf[i]) ? "NaN" : "infinite");
+            }
+        }
         if (len + (size_t)got > cap) {
             size_t ncap = cap ? cap * 2 : 65536;
             while (ncap < len + (size_t)got)
@@ -64,7 +76,8 @@ static vocis_status read_mono(SNDFILE *sf, const char *path, int channels, float
     return VOCIS_OK;
 }
 
-vocis_status vx_audio_read_sr(const char *path, int target_sr, float **samples, int64_t *n, int *sr, vx_err *err) {
+vocis_status vx_audio_read_head(const char *path, int target_sr, double max_seconds, float **samples, int64_t *n,
+                                vx_audio_info *out_info, vx_err *err) {
     *samples = NULL;
     *n = 0;
     struct stat st;
@@ -91,8 +104,17 @@ vocis_status vx_audio_read_sr(const char *path, int target_sr, float **samples, 
     }
     float *mono = NULL;
     int64_t len = 0;
-    vocis_status stt = read_mono(sf, path, info.channels, &mono, &len, err);
+    /* librosa resamples the whole file; reading one extra second past the cut
+     * keeps the resampler's look-ahead identical over the samples that are kept */
+    const int64_t max_frames = max_seconds > 0 ? (int64_t)ceil((max_seconds + 1.0) * info.samplerate) : 0;
+    vocis_status stt = read_mono(sf, path, info.channels, max_frames, &mono, &len, err);
     sf_close(sf);
+    if (stt == VOCIS_OK && out_info) {
+        out_info->sample_rate = info.samplerate;
+        out_info->channels = info.channels;
+        out_info->file_frames = info.frames;
+        out_info->truncated = max_frames > 0 && len >= max_frames;
+    }
     if (stt != VOCIS_OK) return stt;
 
     if (target_sr > 0 && target_sr != info.samplerate) {
@@ -104,9 +126,19 @@ vocis_status vx_audio_read_sr(const char *path, int target_sr, float **samples, 
         mono = res;
         len = m;
     }
+    if (max_seconds > 0) {
+        const int64_t keep = (int64_t)ceil(max_seconds * (target_sr > 0 ? target_sr : info.samplerate));
+        if (len > keep) len = keep;
+    }
     *samples = mono;
     *n = len;
-    if (sr) *sr = target_sr > 0 ? target_sr : info.samplerate;
+    return VOCIS_OK;
+}
+
+vocis_status vx_audio_read_sr(const char *path, int target_sr, float **samples, int64_t *n, int *sr, vx_err *err) {
+    vx_audio_info info;
+    VX_TRY(vx_audio_read_head(path, target_sr, 0, samples, n, &info, err));
+    if (sr) *sr = target_sr > 0 ? target_sr : info.sample_rate;
     return VOCIS_OK;
 }
 

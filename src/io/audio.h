@@ -23,6 +23,22 @@ vocis_status vx_audio_read(const char *path, int target_sr, float **samples, int
 /* Same, also reporting the rate of the returned samples (*sr may be NULL). */
 vocis_status vx_audio_read_sr(const char *path, int target_sr, float **samples, int64_t *n, int *sr, vx_err *err);
 
+/* What vx_audio_read_head saw in the file. */
+typedef struct vx_audio_info {
+    int sample_rate;     /* the file's rate */
+    int channels;
+    int64_t file_frames; /* frames the header announces (may be inexact for some containers) */
+    int truncated;       /* 1 when reading stopped at max_seconds */
+} vx_audio_info;
+
+/* vx_audio_read_sr reading at most the first max_seconds of the file (> 0;
+ * 0 = all) plus one second of look-ahead for the resampler, then keeping
+ * ceil(max_seconds · rate) samples: a long recording is never decoded whole.
+ * info (optional) describes the file. Files holding NaN/Inf float samples are
+ * refused (VOCIS_E_FORMAT). */
+vocis_status vx_audio_read_head(const char *path, int target_sr, double max_seconds, float **samples, int64_t *n,
+                                vx_audio_info *info, vx_err *err);
+
 /* Resample mono float32 from sr_in to sr_out as python-soxr's
  * soxr.resample(x, sr_in, sr_out, 'soxr_hq') followed by librosa's
  * fix_length to ceil(n * sr_out / sr_in) samples. sr_in == sr_out copies.

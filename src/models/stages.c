@@ -50,3 +50,16 @@ vocis_status vx_stage_no_options(const vx_stage_args *a, vx_err *err) {
     if (a->argc > 0) return vx_fail(err, VOCIS_E_ARG, "unknown option '%s' for this stage", a->argv[0]);
     return VOCIS_OK;
 }
+
+vocis_status vx_stage_in_wave(const vx_stage_args *a, const char *name, float **data, int64_t *n, vx_err *err) {
+    vx_tensor t;
+    VX_TRY(vx_stage_in_f32(a, name, -1, NULL, data, &t, err));
+    if (t.ndim > 2 || (t.ndim == 2 && t.shape[0] != 1) || vx_numel(&t) < 1) {
+        free(*data);
+        *data = NULL;
+        return vx_fail(err, VOCIS_E_SHAPE, "%s: input '%s' must be a waveform [L] or [1, L] with L >= 1",
+                       vx_st_path(a->in), name);
+    }
+    *n = vx_numel(&t);
+    return VOCIS_OK;
+}

@@ -24,6 +24,8 @@ vocis_status vx_stage_in_f32(const vx_stage_args *a, const char *name, int ndim,
                              float **data, vx_tensor *t, vx_err *err);
 vocis_status vx_stage_in_i64(const vx_stage_args *a, const char *name, int ndim, const int64_t *shape,
                              int64_t **data, vx_tensor *t, vx_err *err);
+/* A mono waveform stored as [L] or [1, L] (L >= 1). */
+vocis_status vx_stage_in_wave(const vx_stage_args *a, const char *name, float **data, int64_t *n, vx_err *err);
 /* For stages without options of their own: any extra argument is an error. */
 vocis_status vx_stage_no_options(const vx_stage_args *a, vx_err *err);
 /* Output helpers (data copied). */
@@ -40,6 +42,11 @@ vocis_status vx_stage_hift(const vx_stage_args *a, vx_err *err);
 /* s3gen-flow: speech_tokens, prompt_token, prompt_feat, embedding, z_noise (optional) [--steps N] ->
  * spks, encoder_out, mu, cond, solve_euler_out, mel_out, est_dxdt_step0/last, est_step0_* */
 vocis_status vx_stage_s3gen_flow(const vx_stage_args *a, vx_err *err);
+
+/* Voice cloning front ends: resample (ref_24k -> ref_16k_soxr, ref_16k_torchaudio),
+ * ref-mel (ref_24k -> mel [1, 80, M]) */
+vocis_status vx_stage_resample(const vx_stage_args *a, vx_err *err);
+vocis_status vx_stage_ref_mel(const vx_stage_args *a, vx_err *err);
 
 /* VibeVoice */
 /* vv-processor: --script FILE --voice FILE [--voice FILE ...]; no --in ->

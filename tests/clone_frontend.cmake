@@ -1,0 +1,1 @@
+vocis_script_test(golden_clone_frontend golden/clone_frontend.sh)
