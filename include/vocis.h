@@ -37,6 +37,10 @@ typedef enum vocis_status {
 /* Short constant name of a status ("io", "format", ...). */
 const char *vocis_status_name(vocis_status st);
 
+#define VOCIS_VERSION "0.3.0"
+/* The library's version string (VOCIS_VERSION of the build). */
+const char *vocis_version(void);
+
 /* ---- model ------------------------------------------------------------- */
 
 typedef struct vocis_model vocis_model;
@@ -66,11 +70,38 @@ void vocis_free(void *p);
 
 typedef struct vocis_voice vocis_voice;
 
-/* Load a voice: a vocis voice / conditioning .safetensors file, or a
- * Chatterbox conds.pt. path == NULL loads the model's built-in voice
- * (DIR/conds.pt). Errors are reported on the model handle. */
+/* Load a voice: a vocis voice / conditioning .safetensors file, a
+ * Chatterbox conds.pt, or an audio recording (cloned with the defaults of
+ * vocis_voice_clone; the kind is told from the file's contents). path ==
+ * NULL loads the model's built-in voice (DIR/conds.pt). Errors are reported
+ * on the model handle. */
 vocis_status vocis_voice_load(vocis_model *m, const char *path, vocis_voice **out);
 void vocis_voice_free(vocis_voice *v);
+
+/* Voice cloning (Chatterbox: upstream's prepare_conditionals, reproduced
+ * exactly): a recording -> a voice carrying both the T3 and the S3Gen
+ * conditioning. */
+typedef struct vocis_clone_options {
+    float exaggeration; /* emotion exaggeration stored in the voice; default 0.5 (upstream's) */
+} vocis_clone_options;
+
+void vocis_clone_options_default(vocis_clone_options *o);
+
+/* Clone from an audio file (WAV/FLAC/OGG/... as libsndfile reads it, any
+ * rate, any channel count; mixed to mono and resampled to 24 kHz as
+ * librosa.load does). Only the first minute is read (upstream uses 6 s for
+ * the T3 prompt, 10 s for S3Gen and the whole file for the speaker
+ * embedding). Results are cached in the model handle by path, size and
+ * modification time, so cloning the same file again is free.
+ * opts may be NULL. Errors are reported on the model handle. */
+vocis_status vocis_voice_clone(vocis_model *m, const char *audio_path, const vocis_clone_options *opts,
+                               vocis_voice **out);
+/* Same from mono samples in memory at sample_rate (not cached). */
+vocis_status vocis_voice_clone_samples(vocis_model *m, const float *samples, size_t n, int sample_rate,
+                                       const vocis_clone_options *opts, vocis_voice **out);
+/* An advisory about how the voice was made (e.g. "the reference is 0.5 s
+ * long; upstream recommends at least 5 s"), or "" when there is none. */
+const char *vocis_voice_warning(const vocis_voice *v);
 
 /* ---- Chatterbox T3: text -> speech tokens -------------------------------- */
 
@@ -137,7 +168,9 @@ void vocis_audio_free(vocis_audio *a);
 vocis_status vocis_audio_save(vocis_model *m, const vocis_audio *a, const char *path, const char *format);
 
 /* Save a voice as a vocis voice file (safetensors: speaker_emb,
- * cond_prompt_speech_tokens, emotion_adv, prompt_token, prompt_feat, embedding). */
+ * cond_prompt_speech_tokens, emotion_adv, prompt_token, prompt_feat, embedding;
+ * metadata: vocis_version and, for a cloned voice, source file name,
+ * source_seconds, source_sample_rate and exaggeration). */
 vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *voice, const char *path);
 
 #ifdef __cplusplus

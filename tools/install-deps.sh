@@ -8,4 +8,4 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential cmake pkg-config \
     libopenblas-dev libcjson-dev libsndfile1-dev libsoxr-dev \
-    libpcre2-dev libutf8proc-dev libfftw3-dev >/dev/null
+    libpcre2-dev libutf8proc-dev libfftw3-dev time >/dev/null

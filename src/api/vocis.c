@@ -1,16 +1,20 @@
 /* Public API: model and voice handles over the internal model code. */
 #include "vocis.h"
 
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/rng.h"
 #include "base/threads.h"
 #include "io/audio.h"
+#include "models/chatterbox/clone.h"
 #include "models/chatterbox/conds.h"
 #include "models/chatterbox/hift.h"
 #include "models/chatterbox/s3gen_flow.h"
@@ -31,11 +35,34 @@ struct vocis_model {
     vx_weights *s3gen_w;
     vx_s3gen_flow *flow;
     vx_hift *hift;
+    /* voice cloning, loaded on first use; clones of files cached by path + size + mtime */
+    vx_cb_cloner cloner;
+    int has_cloner;
+    pthread_mutex_t clone_lock;
+    struct clone_entry *clones;
+    int nclones;
 };
+
+/* Where a voice came from (saved as metadata of a voice file). */
+typedef struct voice_source {
+    char name[256];      /* file name of the recording, "" if not cloned */
+    double seconds;      /* its duration (of what was read) */
+    int sample_rate;     /* its rate */
+    char warning[256];   /* advisory, "" when none */
+} voice_source;
 
 struct vocis_voice {
     vx_cb_conds conds;
+    voice_source src;
 };
+
+#define CLONE_CACHE_MAX 16
+typedef struct clone_entry {
+    char path[4096];
+    int64_t size, mtime_ns;
+    vx_cb_conds conds;
+    voice_source src;
+} clone_entry;
 
 static int file_exists(const char *dir, const char *name) {
     char p[4200];
@@ -64,6 +91,7 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
     vocis_model *m = calloc(1, sizeof *m);
     *out = m;
     if (!m) return VOCIS_E_NOMEM;
+    pthread_mutex_init(&m->clone_lock, NULL);
     m->threads = opts && opts->threads > 0 ? opts->threads : vx_default_threads();
     if (!dir || !*dir) return vx_fail(&m->err, VOCIS_E_ARG, "no model folder given");
     snprintf(m->dir, sizeof m->dir, "%s", dir);
@@ -78,6 +106,10 @@ void vocis_model_close(vocis_model *m) {
     if (m->has_t3) vx_t3_free(&m->t3);
     vx_s3gen_flow_free(m->flow);
     vx_hift_free(m->hift);
+    if (m->has_cloner) vx_cb_cloner_free(&m->cloner);
+    for (int i = 0; i < m->nclones; i++) vx_cb_conds_free(&m->clones[i].conds);
+    free(m->clones);
+    pthread_mutex_destroy(&m->clone_lock);
     vx_weights_close(m->s3gen_w);
     vx_tokenizer_free(m->tok);
     free(m);
@@ -93,6 +125,8 @@ void vocis_model_set_threads(vocis_model *m, int threads) {
 }
 
 void vocis_free(void *p) { free(p); }
+
+const char *vocis_version(void) { return VOCIS_VERSION; }
 
 vocis_status vocis_tokenize(vocis_model *m, const char *text, int32_t **ids, size_t *n) {
     *ids = NULL;
@@ -121,6 +155,26 @@ static int has_suffix(const char *s, const char *suf) {
     return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
+typedef enum { VOICE_MISSING, VOICE_PT, VOICE_SAFETENSORS, VOICE_AUDIO } voice_kind;
+
+/* A torch.save zip ("PK"), a safetensors file (8-byte header length, then
+ * '{') or anything else, which is taken for audio. */
+static voice_kind voice_kind_of(const char *path, vx_err *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        vx_fail(err, VOCIS_E_IO, "%s: cannot open voice file: %s", path, strerror(errno));
+        return VOICE_MISSING;
+    }
+    unsigned char b[9] = {0};
+    size_t got = fread(b, 1, sizeof b, f);
+    fclose(f);
+    if (got >= 4 && b[0] == 'P' && b[1] == 'K') return VOICE_PT;
+    if (got == 9 && b[8] == '{') return VOICE_SAFETENSORS;
+    if (has_suffix(path, ".pt")) return VOICE_PT;
+    if (has_suffix(path, ".voice") || has_suffix(path, ".safetensors")) return VOICE_SAFETENSORS;
+    return VOICE_AUDIO;
+}
+
 vocis_status vocis_voice_load(vocis_model *m, const char *path, vocis_voice **out) {
     *out = NULL;
     vx_err_clear(&m->err);
@@ -131,8 +185,14 @@ vocis_status vocis_voice_load(vocis_model *m, const char *path, vocis_voice **ou
         snprintf(builtin, sizeof builtin, "%s/conds.pt", m->dir);
         path = builtin;
     }
-    vocis_status st = has_suffix(path, ".pt") ? vx_cb_conds_load_pt(path, &v->conds, &m->err)
-                                              : vx_cb_conds_load_safetensors(path, &v->conds, &m->err);
+    const voice_kind kind = voice_kind_of(path, &m->err);
+    if (kind == VOICE_AUDIO) {
+        free(v);
+        return vocis_voice_clone(m, path, NULL, out);
+    }
+    vocis_status st = kind == VOICE_MISSING ? m->err.code
+                      : kind == VOICE_PT    ? vx_cb_conds_load_pt(path, &v->conds, &m->err)
+                                            : vx_cb_conds_load_safetensors(path, &v->conds, &m->err);
     if (st != VOCIS_OK) {
         free(v);
         return st;
@@ -233,7 +293,177 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
 vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *v, const char *path) {
     vx_err_clear(&m->err);
     if (!v || !path) return vx_fail(&m->err, VOCIS_E_ARG, "no voice or path given");
-    return vx_cb_conds_save_safetensors(&v->conds, path, &m->err);
+    char secs[64], rate[32], ex[64];
+    const char *meta[16];
+    int k = 0;
+    meta[k++] = "vocis_version";
+    meta[k++] = VOCIS_VERSION;
+    if (v->src.name[0]) {
+        snprintf(secs, sizeof secs, "%.3f", v->src.seconds);
+        snprintf(rate, sizeof rate, "%d", v->src.sample_rate);
+        snprintf(ex, sizeof ex, "%g", (double)v->conds.emotion_adv.data[0]);
+        meta[k++] = "source";
+        meta[k++] = v->src.name;
+        meta[k++] = "source_seconds";
+        meta[k++] = secs;
+        meta[k++] = "source_sample_rate";
+        meta[k++] = rate;
+        meta[k++] = "exaggeration";
+        meta[k++] = ex;
+    }
+    meta[k] = NULL;
+    return vx_cb_conds_save_safetensors(&v->conds, path, meta, &m->err);
+}
+
+/* ---- voice cloning ---- */
+
+void vocis_clone_options_default(vocis_clone_options *o) { o->exaggeration = 0.5f; }
+
+const char *vocis_voice_warning(const vocis_voice *v) { return v ? v->src.warning : ""; }
+
+static vocis_status load_cloner(vocis_model *m) {
+    if (m->has_cloner) return VOCIS_OK;
+    if (!m->has_t3) return vx_fail(&m->err, VOCIS_E_ARG, "voice cloning needs a Chatterbox model folder");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/s3gen.safetensors", m->dir);
+    if (!m->s3gen_w) VX_TRY(vx_weights_open(path, &m->s3gen_w, &m->err));
+    VX_TRY(vx_cb_cloner_load(&m->cloner, m->dir, m->s3gen_w, &m->cfg, &m->err));
+    m->has_cloner = 1;
+    return VOCIS_OK;
+}
+
+static const char *base_name(const char *path) {
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* Clone 24 kHz samples into a new voice handle. */
+static vocis_status clone_24k(vocis_model *m, const float *wav, int64_t n, const voice_source *src, float exaggeration,
+                              vocis_voice **out) {
+    VX_TRY(load_cloner(m));
+    vocis_voice *v = calloc(1, sizeof *v);
+    if (!v) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+    v->src = *src;
+    vocis_status st = vx_cb_clone(&m->cloner, wav, n, exaggeration, &v->conds, NULL, v->src.warning,
+                                  sizeof v->src.warning, m->threads, &m->err);
+    if (st) {
+        free(v);
+        return st;
+    }
+    *out = v;
+    return VOCIS_OK;
+}
+
+static void join_warning(voice_source *src, const char *more) {
+    size_t len = strlen(src->warning);
+    snprintf(src->warning + len, sizeof src->warning - len, "%s%s", len ? "; " : "", more);
+}
+
+vocis_status vocis_voice_clone(vocis_model *m, const char *audio_path, const vocis_clone_options *opts,
+                               vocis_voice **out) {
+    *out = NULL;
+    vx_err_clear(&m->err);
+    vocis_clone_options o;
+    vocis_clone_options_default(&o);
+    if (opts) o = *opts;
+    if (!audio_path) return vx_fail(&m->err, VOCIS_E_ARG, "no audio file given");
+    struct stat sb;
+    if (stat(audio_path, &sb) != 0)
+        return vx_fail(&m->err, VOCIS_E_IO, "%s: cannot open audio file: %s", audio_path, strerror(errno));
+    const int64_t mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+
+    vocis_status st = VOCIS_OK;
+    pthread_mutex_lock(&m->clone_lock);
+    clone_entry *hit = NULL;
+    for (int i = 0; i < m->nclones && !hit; i++) {
+        clone_entry *e = &m->clones[i];
+        if (!strcmp(e->path, audio_path) && e->size == (int64_t)sb.st_size && e->mtime_ns == mtime_ns) hit = e;
+    }
+    if (hit) {
+        vocis_voice *v = calloc(1, sizeof *v);
+        if (!v) st = vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+        if (!st) st = vx_cb_conds_copy(&v->conds, &hit->conds, &m->err);
+        if (!st) {
+            v->src = hit->src;
+            v->conds.emotion_adv.data[0] = o.exaggeration;
+            *out = v;
+        } else {
+            free(v);
+        }
+        pthread_mutex_unlock(&m->clone_lock);
+        return st;
+    }
+    pthread_mutex_unlock(&m->clone_lock);
+
+    float *wav = NULL;
+    int64_t n = 0;
+    vx_audio_info info;
+    VX_TRY(vx_audio_read_head(audio_path, VX_CLONE_SR, VX_CLONE_MAX_SECONDS, &wav, &n, &info, &m->err));
+    voice_source src = {0};
+    snprintf(src.name, sizeof src.name, "%s", base_name(audio_path));
+    src.seconds = (double)n / VX_CLONE_SR;
+    src.sample_rate = info.sample_rate;
+    st = clone_24k(m, wav, n, &src, o.exaggeration, out);
+    free(wav);
+    if (st) return vx_errctx(&m->err, "%s", audio_path);
+    if (info.truncated) {
+        char w[128];
+        snprintf(w, sizeof w, "only the first %.0f s of the recording were used", VX_CLONE_MAX_SECONDS);
+        join_warning(&(*out)->src, w);
+    }
+
+    pthread_mutex_lock(&m->clone_lock);
+    if (!m->clones) m->clones = calloc(CLONE_CACHE_MAX, sizeof *m->clones);
+    if (m->clones) {
+        /* the oldest entry makes room */
+        if (m->nclones == CLONE_CACHE_MAX) {
+            vx_cb_conds_free(&m->clones[0].conds);
+            memmove(m->clones, m->clones + 1, sizeof *m->clones * (CLONE_CACHE_MAX - 1));
+            m->nclones--;
+        }
+        clone_entry *e = &m->clones[m->nclones];
+        memset(e, 0, sizeof *e);
+        vx_err ignore = {0};
+        if (strlen(audio_path) < sizeof e->path && vx_cb_conds_copy(&e->conds, &(*out)->conds, &ignore) == VOCIS_OK) {
+            snprintf(e->path, sizeof e->path, "%s", audio_path);
+            e->size = (int64_t)sb.st_size;
+            e->mtime_ns = mtime_ns;
+            e->src = (*out)->src;
+            m->nclones++;
+        }
+    }
+    pthread_mutex_unlock(&m->clone_lock);
+    return VOCIS_OK;
+}
+
+vocis_status vocis_voice_clone_samples(vocis_model *m, const float *samples, size_t n, int sample_rate,
+                                       const vocis_clone_options *opts, vocis_voice **out) {
+    *out = NULL;
+    vx_err_clear(&m->err);
+    vocis_clone_options o;
+    vocis_clone_options_default(&o);
+    if (opts) o = *opts;
+    if (!samples || n == 0) return vx_fail(&m->err, VOCIS_E_ARG, "no samples given");
+    if (sample_rate < VX_AUDIO_MIN_RATE)
+        return vx_fail(&m->err, VOCIS_E_ARG, "sample rate %d Hz is implausible", sample_rate);
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(samples[i])) return vx_fail(&m->err, VOCIS_E_ARG, "sample %zu is not finite", i);
+    /* as vocis_voice_clone: at most the first minute (+ 1 s of resampler look-ahead) */
+    const size_t cap = (size_t)((VX_CLONE_MAX_SECONDS + 1.0) * sample_rate);
+    const int truncated = n > cap;
+    if (truncated) n = cap;
+    float *wav = NULL;
+    int64_t n24 = 0;
+    VX_TRY(vx_audio_resample(samples, (int64_t)n, sample_rate, VX_CLONE_SR, &wav, &n24, &m->err));
+    if (truncated && n24 > (int64_t)(VX_CLONE_MAX_SECONDS * VX_CLONE_SR)) n24 = (int64_t)(VX_CLONE_MAX_SECONDS * VX_CLONE_SR);
+    voice_source src = {0};
+    snprintf(src.name, sizeof src.name, "(samples)");
+    src.seconds = (double)n24 / VX_CLONE_SR;
+    src.sample_rate = sample_rate;
+    vocis_status st = clone_24k(m, wav, n24, &src, o.exaggeration, out);
+    free(wav);
+    if (!st && truncated) join_warning(&(*out)->src, "only the first minute of the samples was used");
+    return st;
 }
 
 /* ---- speak ---- */

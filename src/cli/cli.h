@@ -30,6 +30,8 @@ int cmd_bench(int argc, char **argv);
 /* `vocis bench s3gen` / `vocis bench speak` (cmd_bench_s3gen.c), dispatched by cmd_bench. */
 int bench_s3gen(int argc, char **argv);
 int bench_speak(int argc, char **argv);
+/* `vocis bench clone` (cmd_bench_clone.c). */
+int bench_clone(int argc, char **argv);
 int cmd_speak(int argc, char **argv);
 int cmd_voice(int argc, char **argv);
 

@@ -224,12 +224,14 @@ int cmd_bench(int argc, char **argv) {
                    "  t3     Chatterbox T3 prefill and decode throughput\n"
                    "  qwen2  VibeVoice Qwen2 LM prefill and decode throughput\n"
                    "  s3gen  Chatterbox S3Gen flow (encoder, CFM steps) + HiFT, real-time factor\n"
-                   "  speak  Chatterbox end to end (T3 + S3Gen + HiFT), real-time factor\n");
+                   "  speak  Chatterbox end to end (T3 + S3Gen + HiFT), real-time factor\n"
+                   "  clone  Chatterbox voice cloning of a 10 s reference (all front ends)\n");
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "t3")) return bench_t3(argc - 1, argv + 1);
     if (!strcmp(argv[1], "qwen2")) return bench_qwen2(argc - 1, argv + 1);
     if (!strcmp(argv[1], "s3gen")) return bench_s3gen(argc - 1, argv + 1);
     if (!strcmp(argv[1], "speak")) return bench_speak(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "clone")) return bench_clone(argc - 1, argv + 1);
     return cli_error("bench", "unknown benchmark '%s' (see vocis bench --help)", argv[1]), 2;
 }

@@ -98,7 +98,7 @@ int cmd_speak(int argc, char **argv) {
         {"--text-file", CLI_STR, &text_file, "read the text from a UTF-8 file", 0, -1},
         {"--out|-o", CLI_STR, &out, "output file, or - for raw PCM on stdout (required)", 0, -1},
         {"--format", CLI_STR, &format, "wav (16-bit PCM, default) | f32 (float WAV) | flac | ogg", 0, -1},
-        {"--voice", CLI_STR, &voice_path, "vocis voice file or conds.pt (default: the model's conds.pt)", 0, -1},
+        {"--voice", CLI_STR, &voice_path, "vocis voice file, conds.pt, or a recording to clone (WAV/FLAC/OGG...; default: the model's conds.pt)", 0, -1},
         {"--seed", CLI_U64, &seed, "reproduce torch.manual_seed(N) (default: random)", 0, -1},
         {"--greedy", CLI_FLAG, &o.t3.greedy, "T3 argmax instead of sampling", 0, -1},
         {"--temperature", CLI_FLOAT, &o.t3.temperature, "sampling temperature (0.8)", 1e-6, 100},
@@ -157,8 +157,9 @@ int cmd_speak(int argc, char **argv) {
     vocis_voice *v = NULL;
     vocis_audio a = {0};
     int rc = 0;
-    if (vocis_model_open(model, &oo, &m) != VOCIS_OK || vocis_voice_load(m, voice_path, &v) != VOCIS_OK ||
-        vocis_speak(m, v, text, &o, &a) != VOCIS_OK) {
+    int ok = vocis_model_open(model, &oo, &m) == VOCIS_OK && vocis_voice_load(m, voice_path, &v) == VOCIS_OK;
+    if (ok && !ui.quiet && *vocis_voice_warning(v)) fprintf(stderr, "vocis speak: warning: %s\n", vocis_voice_warning(v));
+    if (!ok || vocis_speak(m, v, text, &o, &a) != VOCIS_OK) {
         if (ui.tty && !ui.quiet) fputc('\n', stderr);
         if (ui.write_failed) rc = cli_error("speak", "writing to stdout failed: %s", strerror(ui.write_failed));
         else rc = cli_error("speak", "%s", vocis_errmsg(m));

@@ -1,33 +1,84 @@
-/* `vocis voice`: create and inspect vocis voice files. */
+/* `vocis voice`: create vocis voice files (cloned from a recording, or
+ * converted from upstream's conds.pt). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "vocis.h"
 
+static const char usage_create[] =
+    "usage: vocis voice create --model DIR REF_AUDIO -o NAME.voice [--exaggeration F] [--threads N]\n"
+    "       vocis voice create --from-conds conds.pt -o NAME.voice\n\n"
+    "Clones a voice from a recording (WAV/FLAC/OGG or anything libsndfile reads; any rate and\n"
+    "channel count; 5-10 s of clean speech works best) exactly as upstream's prepare_conditionals,\n"
+    "or converts upstream's Conditionals (conds.pt). The voice file is a safetensors with\n"
+    "speaker_emb [1,256], cond_prompt_speech_tokens [1,P], emotion_adv [1,1,1] (T3) and\n"
+    "prompt_token [1,Tp], prompt_feat [1,Nm,80], embedding [1,192] (S3Gen), plus metadata\n"
+    "(source file, duration, rate, exaggeration, vocis version). Use it with vocis speak --voice.";
+
+/* Takes the one positional argument (REF_AUDIO) out of argv; options with a
+ * value keep theirs. Returns the new argc, or -1 when there are several. */
+static int take_positional(int argc, char **argv, const char **pos) {
+    static const char *const with_value[] = {"--model", "--from-conds", "--out", "-o", "--exaggeration",
+                                             "--threads", "--config"};
+    int k = 1;
+    *pos = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int takes = 0;
+        for (size_t j = 0; j < sizeof with_value / sizeof with_value[0]; j++) takes |= !strcmp(a, with_value[j]);
+        if (a[0] == '-' && a[1]) {
+            argv[k++] = argv[i];
+            if (takes && i + 1 < argc) argv[k++] = argv[++i];
+        } else if (*pos) {
+            return -1;
+        } else {
+            *pos = a;
+        }
+    }
+    return k;
+}
+
 static int voice_create(int argc, char **argv) {
-    const char *model = ".", *conds = NULL, *out = NULL;
+    const char *model = NULL, *conds = NULL, *out = NULL, *ref = NULL, *config = NULL;
+    float exaggeration = 0.5f;
+    int threads = 0;
+    argc = take_positional(argc, argv, &ref);
+    if (argc < 0) return cli_error("voice create", "give one reference recording (found several)"), 2;
     const cli_opt opts[] = {
-        {"--from-conds", CLI_STR, &conds, "a Chatterbox conds.pt (torch.save) to convert (required)", 0, -1},
+        {"--model", CLI_STR, &model, "Chatterbox model folder (required to clone a recording)", 0, -1},
+        {"--from-conds", CLI_STR, &conds, "convert a Chatterbox conds.pt (torch.save) instead", 0, -1},
         {"--out|-o", CLI_STR, &out, "voice file to write, e.g. NAME.voice (required)", 0, -1},
+        {"--exaggeration", CLI_FLOAT, &exaggeration, "emotion exaggeration stored in the voice (0.5)", -100, 100},
+        {"--config", CLI_STR, &config, "hyper-parameter override file", 0, -1},
+        {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
     };
-    int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
-                      "usage: vocis voice create --from-conds conds.pt -o NAME.voice\n\n"
-                      "Converts upstream's Conditionals (conds.pt) into a vocis voice file: a safetensors with\n"
-                      "speaker_emb [1,256], cond_prompt_speech_tokens [1,P], emotion_adv [1,1,1],\n"
-                      "prompt_token [1,Tp], prompt_feat [1,Nm,80] and embedding [1,192].");
+    int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), usage_create);
     if (r) return r == 1 ? 0 : 2;
-    if (!conds) return cli_error("voice create", "--from-conds FILE is required"), 2;
     if (!out) return cli_error("voice create", "-o FILE is required"), 2;
-    (void)model;
+    if (!!conds + !!ref != 1)
+        return cli_error("voice create", "give either a reference recording or --from-conds conds.pt"), 2;
+    if (ref && !model) return cli_error("voice create", "--model DIR is required to clone a recording"), 2;
+
     vocis_model *m = NULL;
-    /* A voice needs no weights: an empty handle carries the error messages. */
-    vocis_model_open("", NULL, &m);
+    vocis_open_options oo = {threads, config};
+    /* Converting conds.pt needs no weights: an empty handle carries the error messages. */
+    vocis_status st = vocis_model_open(ref ? model : "", ref ? &oo : NULL, &m);
+    if (!m) return cli_error("voice create", "out of memory");
     vocis_voice *v = NULL;
     int rc = 0;
-    if (!m) return cli_error("voice create", "out of memory");
-    if (vocis_voice_load(m, conds, &v) != VOCIS_OK || vocis_voice_save(m, v, out) != VOCIS_OK)
-        rc = cli_error("voice create", "%s", vocis_errmsg(m));
+    if (ref) {
+        vocis_clone_options co;
+        vocis_clone_options_default(&co);
+        co.exaggeration = exaggeration;
+        if (st == VOCIS_OK) st = vocis_voice_clone(m, ref, &co, &v);
+        if (st == VOCIS_OK && *vocis_voice_warning(v))
+            fprintf(stderr, "vocis voice create: warning: %s\n", vocis_voice_warning(v));
+    } else {
+        st = vocis_voice_load(m, conds, &v);
+    }
+    if (st != VOCIS_OK || vocis_voice_save(m, v, out) != VOCIS_OK) rc = cli_error("voice create", "%s", vocis_errmsg(m));
+    else fprintf(stderr, "vocis voice create: wrote %s\n", out);
     vocis_voice_free(v);
     vocis_model_close(m);
     return rc;
@@ -36,7 +87,7 @@ static int voice_create(int argc, char **argv) {
 int cmd_voice(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         FILE *f = argc < 2 ? stderr : stdout;
-        fprintf(f, "usage: vocis voice create --from-conds conds.pt -o NAME.voice   (vocis voice create --help)\n");
+        fprintf(f, "%s\n", usage_create);
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "create")) return voice_create(argc - 1, argv + 1);

@@ -1,5 +1,6 @@
 /* vocis command-line tool: dispatches to one subcommand. */
 #include "cli/cli.h"
+#include "vocis.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +13,7 @@ typedef struct {
 
 static const command commands[] = {
     {"speak", cmd_speak, "Chatterbox text-to-speech to a WAV/FLAC/OGG file or raw PCM"},
-    {"voice", cmd_voice, "create vocis voice files (e.g. from a conds.pt)"},
+    {"voice", cmd_voice, "create vocis voice files: clone a recording, or convert a conds.pt"},
     {"tokenize", cmd_tokenize, "print the model's text token ids for a text"},
     {"tokens", cmd_tokens, "Chatterbox T3: generate speech tokens for a text"},
     {"debug", cmd_debug, "run one model stage on golden-named tensors (for tests)"},
@@ -32,6 +33,10 @@ int main(int argc, char **argv) {
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("vocis %s\n", vocis_version());
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -39,6 +39,13 @@ vocis_status vx_stage_t3_cond(const vx_stage_args *a, vx_err *err);
 vocis_status vx_stage_t3_prefill(const vx_stage_args *a, vx_err *err);
 vocis_status vx_stage_conds_pt(const vx_stage_args *a, vx_err *err);
 vocis_status vx_stage_hift(const vx_stage_args *a, vx_err *err);
+/* campplus: ref_16k_torchaudio [1, L] -> fbank_meannorm [1, m, 80], xvector [1, emb] (DIR/s3gen.safetensors) */
+vocis_status vx_stage_campplus(const vx_stage_args *a, vx_err *err);
+/* s3tokenizer: ref_16k_torchaudio, ref_16k_soxr, ref_24k -> s3gen_log_mel/_mel_len/_tokens/_token_lens,
+ * t3cond_log_mel/_mel_len/_tokens/_token_lens, t3cond_prompt_tokens, s3gen_prompt_tokens */
+vocis_status vx_stage_s3tokenizer(const vx_stage_args *a, vx_err *err);
+/* voice-encoder: ref_16k_soxr [L] -> trim_interval, mel, partials, partial_embeds, utt_embed, speaker_emb */
+vocis_status vx_stage_voice_encoder(const vx_stage_args *a, vx_err *err);
 /* s3gen-flow: speech_tokens, prompt_token, prompt_feat, embedding, z_noise (optional) [--steps N] ->
  * spks, encoder_out, mu, cond, solve_euler_out, mel_out, est_dxdt_step0/last, est_step0_* */
 vocis_status vx_stage_s3gen_flow(const vx_stage_args *a, vx_err *err);
@@ -52,7 +59,5 @@ vocis_status vx_stage_ref_mel(const vx_stage_args *a, vx_err *err);
 /* vv-processor: --script FILE --voice FILE [--voice FILE ...]; no --in ->
  * input_ids, attention_mask, speech_input_mask, speech_tensors, speech_masks */
 vocis_status vx_stage_vv_processor(const vx_stage_args *a, vx_err *err);
-
-vocis_status vx_stage_qwen2_prefill(const vx_stage_args *a, vx_err *err);
 
 #endif

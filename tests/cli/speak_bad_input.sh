@@ -60,7 +60,7 @@ expect_error bad-cfm-steps "out of range" "${speak[@]}" --cfm-steps 0 -o "$SCRAT
 no_file text "$SCRATCH/e.wav" "$SCRATCH/e.wav.tmp"
 
 # voice create
-expect_error create-no-input "--from-conds FILE is required" "$VOCIS" voice create -o "$SCRATCH/f.voice"
+expect_error create-no-input "reference recording or --from-conds" "$VOCIS" voice create -o "$SCRATCH/f.voice"
 head -c 2000 "$M/conds.pt" >"$SCRATCH/trunc.pt"
 expect_error create-truncated "trunc.pt" "$VOCIS" voice create --from-conds "$SCRATCH/trunc.pt" -o "$SCRATCH/f.voice"
 no_file create "$SCRATCH/f.voice" "$SCRATCH/f.voice.tmp"

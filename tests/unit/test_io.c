@@ -344,7 +344,7 @@ static void test_conds_pt(void) {
 
     /* Round trip through the safetensors writer. */
     const char *p = tmp_path("conds.safetensors");
-    st = vx_cb_conds_save_safetensors(&c, p, &e);
+    st = vx_cb_conds_save_safetensors(&c, p, NULL, &e);
     CHECK_MSG(st == VOCIS_OK, "%s", e.msg);
     vx_cb_conds c3;
     st = vx_cb_conds_load_safetensors(p, &c3, &e);

@@ -88,6 +88,38 @@ static vocis_status build(const conds_src *s, vx_cb_conds *c, vx_err *err) {
     return VOCIS_OK;
 }
 
+static vocis_status copy_f32(vx_cb_f32 *d, const vx_cb_f32 *s, vx_err *err) {
+    *d = *s;
+    d->data = NULL;
+    if (!s->data) return VOCIS_OK;
+    if (!(d->data = vx_malloc(err, sizeof(float) * (s->n ? s->n : 1), "voice field"))) return VOCIS_E_NOMEM;
+    memcpy(d->data, s->data, sizeof(float) * s->n);
+    return VOCIS_OK;
+}
+
+static vocis_status copy_i64(vx_cb_i64 *d, const vx_cb_i64 *s, vx_err *err) {
+    *d = *s;
+    d->data = NULL;
+    if (!s->data) return VOCIS_OK;
+    if (!(d->data = vx_malloc(err, sizeof(int64_t) * (s->n ? s->n : 1), "voice field"))) return VOCIS_E_NOMEM;
+    memcpy(d->data, s->data, sizeof(int64_t) * s->n);
+    return VOCIS_OK;
+}
+
+vocis_status vx_cb_conds_copy(vx_cb_conds *dst, const vx_cb_conds *src, vx_err *err) {
+    memset(dst, 0, sizeof *dst);
+    dst->has_gen = src->has_gen;
+    dst->prompt_token_len = src->prompt_token_len;
+    vocis_status st = copy_f32(&dst->speaker_emb, &src->speaker_emb, err);
+    if (!st) st = copy_i64(&dst->cond_prompt_speech_tokens, &src->cond_prompt_speech_tokens, err);
+    if (!st) st = copy_f32(&dst->emotion_adv, &src->emotion_adv, err);
+    if (!st) st = copy_i64(&dst->prompt_token, &src->prompt_token, err);
+    if (!st) st = copy_f32(&dst->prompt_feat, &src->prompt_feat, err);
+    if (!st) st = copy_f32(&dst->embedding, &src->embedding, err);
+    if (st) vx_cb_conds_free(dst);
+    return st;
+}
+
 static vocis_status finish(vocis_status st, vx_cb_conds *out) {
     if (st != VOCIS_OK) vx_cb_conds_free(out);
     return st;
@@ -214,10 +246,12 @@ vocis_status vx_cb_conds_load_safetensors(const char *path, vx_cb_conds *out, vx
     return finish(st, out);
 }
 
-vocis_status vx_cb_conds_save_safetensors(const vx_cb_conds *c, const char *path, vx_err *err) {
+vocis_status vx_cb_conds_save_safetensors(const vx_cb_conds *c, const char *path, const char *const *meta,
+                                          vx_err *err) {
     vx_st_writer *w = vx_st_writer_new();
     if (!w) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     vocis_status st = vx_st_writer_meta(w, "format", "vocis-chatterbox-conds-v1", err);
+    for (int i = 0; meta && meta[i] && meta[i + 1] && st == VOCIS_OK; i += 2) st = vx_st_writer_meta(w, meta[i], meta[i + 1], err);
 #define ADD(name, dt, arr)                                                                                         \
     if (st == VOCIS_OK) st = vx_st_writer_add(w, name, dt, (arr).ndim, (arr).shape, (arr).data, err)
     ADD("speaker_emb", VX_F32, c->speaker_emb);

@@ -51,8 +51,12 @@ typedef struct vx_cb_conds {
 vocis_status vx_cb_conds_load_pt(const char *path, vx_cb_conds *out, vx_err *err);
 vocis_status vx_cb_conds_load_pt_mem(const void *buf, size_t len, const char *name, vx_cb_conds *out, vx_err *err);
 vocis_status vx_cb_conds_load_safetensors(const char *path, vx_cb_conds *out, vx_err *err);
-/* Writes the plain (unprefixed) names; the S3Gen part only when has_gen. */
-vocis_status vx_cb_conds_save_safetensors(const vx_cb_conds *c, const char *path, vx_err *err);
+/* Writes the plain (unprefixed) names; the S3Gen part only when has_gen. meta: NULL or a
+ * NULL-terminated list of key, value strings stored as safetensors metadata. */
+vocis_status vx_cb_conds_save_safetensors(const vx_cb_conds *c, const char *path, const char *const *meta,
+                                          vx_err *err);
+/* Deep copy (dst is overwritten; on failure left empty). */
+vocis_status vx_cb_conds_copy(vx_cb_conds *dst, const vx_cb_conds *src, vx_err *err);
 void vx_cb_conds_free(vx_cb_conds *c);
 
 #endif

@@ -26,6 +26,7 @@ void vx_cb_config_default(vx_cb_config *c) {
     c->stop_text_token = 0;
     c->start_speech_token = 6561;
     c->stop_speech_token = 6562;
+    c->t3_prompt_len = 150;
     c->s3tok_heads = 20;
     c->flow_encoder_heads = 8;
     c->flow_decoder_heads = 8;
@@ -65,6 +66,7 @@ static vocis_status apply(vx_cb_config *c, const cJSON *root, const char *path, 
     VX_TRY(vx_json_int_at(hp, "stop_text_token", 0, 1 << 30, &c->stop_text_token, path, err));
     VX_TRY(vx_json_int_at(hp, "start_speech_token", 0, 1 << 30, &c->start_speech_token, path, err));
     VX_TRY(vx_json_int_at(hp, "stop_speech_token", 0, 1 << 30, &c->stop_speech_token, path, err));
+    VX_TRY(vx_json_int_at(hp, "speech_cond_prompt_len", 1, 1 << 20, &c->t3_prompt_len, path, err));
     if (c->t3_kv_heads > c->t3_heads || c->t3_heads % c->t3_kv_heads != 0)
         return vx_fail(err, VOCIS_E_FORMAT, "%s: num_attention_heads %d is not a multiple of num_key_value_heads %d",
                        path, c->t3_heads, c->t3_kv_heads);

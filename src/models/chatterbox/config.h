@@ -27,6 +27,7 @@ typedef struct vx_cb_config {
     int perceiver_heads;
     /* T3 token ids */
     int start_text_token, stop_text_token, start_speech_token, stop_speech_token;
+    int t3_prompt_len;   /* t3_hp.speech_cond_prompt_len: reference tokens a cloned voice gives T3 (150) */
     /* S3 tokenizer */
     int s3tok_heads;
     /* S3Gen flow */

@@ -1,0 +1,1 @@
+vocis_script_test(golden_s3tokenizer golden/s3tokenizer.sh)

@@ -1,0 +1,1 @@
+vocis_script_test(golden_voice_encoder golden/voice_encoder.sh)
