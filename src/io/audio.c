@@ -29,10 +29,11 @@ static vocis_status read_mono(SNDFILE *sf, const char *path, int channels, int64
         if (got <= 0) break;
         for (sf_count_t i = 0; i < got * channels; i++) {
             if (!isfinite(buf[i])) {
+                const int is_nan = isnan(buf[i]);
                 free(buf);
                 free(mono);
                 return vx_fail(err, VOCIS_E_FORMAT, "%s: sample %lld is %s (the file holds non-finite floats)", path,
-                               (long long)(len + (size_t)(i / channels)), isnan(buf[i]) ? "NaN" : "infinite");
+                               (long long)(len + (size_t)(i / channels)), is_nan ? "NaN" : "infinite");
             }
         }
         if (len + (size_t)got > cap) {
