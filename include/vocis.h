@@ -50,11 +50,15 @@ typedef struct vocis_open_options {
     const char *config_path; /* optional override file for hyper-parameters (NULL = none) */
 } vocis_open_options;
 
-/* Open a model folder (the Hugging Face release layout). On failure *out is
+/* Open a model folder (the Hugging Face release layout): Chatterbox
+ * (t3_cfg.safetensors, ...) or VibeVoice 1.5B / 7B (config.json with
+ * model_type "vibevoice", the safetensors shards, tokenizer.json). On failure *out is
  * still a handle carrying the error message (NULL only when out of memory);
  * close it with vocis_model_close. */
 vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, vocis_model **out);
 void vocis_model_close(vocis_model *m);
+/* "chatterbox", "vibevoice", or "" for a handle that failed to open. */
+const char *vocis_model_kind(const vocis_model *m);
 const char *vocis_errmsg(const vocis_model *m);
 void vocis_model_set_threads(vocis_model *m, int threads);
 
@@ -130,13 +134,23 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
 /* ---- speech synthesis (Chatterbox: T3 -> S3Gen flow -> HiFT) -------------- */
 
 typedef struct vocis_progress {
-    const char *stage; /* "t3", "s3gen", "hift" */
+    const char *stage; /* "t3", "s3gen", "hift" (Chatterbox); "vibevoice" (step = tokens generated,
+                          n_steps = audio samples generated so far at 24 kHz) */
     int chunk, n_chunks; /* long text is synthesised in chunks (0-based) */
     int step, n_steps;   /* t3: tokens so far / max; s3gen, hift: 0 at start, n_steps when done */
 } vocis_progress;
 
+/* VibeVoice knobs (upstream demo defaults). */
+typedef struct vocis_vv_options {
+    float cfg_scale;     /* classifier-free guidance of the diffusion head (1.3) */
+    int diffusion_steps; /* DPM-Solver++ steps per speech frame (10) */
+    int max_new_tokens;  /* 0 = upstream's cap, min(context − prompt, 2 × prompt) */
+    float max_seconds;   /* > 0: stop once this much audio exists (0 = no limit) */
+} vocis_vv_options;
+
 typedef struct vocis_speak_options {
-    vocis_t3_options t3;  /* sampling knobs and seed (t3.on_token is not used here) */
+    vocis_t3_options t3;  /* sampling knobs and seed (t3.on_token is not used here); t3.seed also seeds VibeVoice */
+    vocis_vv_options vv;  /* VibeVoice only */
     int cfm_steps;        /* Euler steps of the flow matching (10) */
     int max_chunk_chars;  /* split text longer than this into sentence chunks (300; 0 = never) */
     float crossfade_ms;   /* overlap when joining chunks (40 ms) */
@@ -155,10 +169,21 @@ typedef struct vocis_audio {
     int sample_rate; /* 24000 for Chatterbox */
 } vocis_audio;
 
-/* Synthesise `text` with `voice` (NULL = the built-in voice). The voice must
- * carry the S3Gen reference (prompt_token, prompt_feat, embedding). */
+/* Synthesise `text` with `voice`.
+ * Chatterbox: voice NULL = the built-in voice; the voice must carry the S3Gen
+ * reference (prompt_token, prompt_feat, embedding).
+ * VibeVoice: the voice is a recording (vocis_voice_load of an audio file); a
+ * text without "Speaker N:" lines is spoken as "Speaker 1: text"; a script
+ * with several speakers needs vocis_speak_script. on_audio receives each
+ * 133 ms frame as soon as it is decoded. */
 vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *text,
                          const vocis_speak_options *opts, vocis_audio *out);
+
+/* VibeVoice: a script of "Speaker N: text" lines with one voice per speaker,
+ * in speaker order (voice i is "Speaker i+1" after upstream's renumbering).
+ * With voices == NULL / n_voices == 0 the prompt has no voice section. */
+vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices, int n_voices, const char *script,
+                                const vocis_speak_options *opts, vocis_audio *out);
 void vocis_audio_free(vocis_audio *a);
 
 /* Write audio to a file: format "wav" (16-bit PCM, default when NULL), "f32"

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "models/chatterbox/hift.h"
 #include "models/chatterbox/s3gen_flow.h"
 #include "models/chatterbox/t3.h"
+#include "models/vibevoice/generate.h"
 #include "text/chatterbox_text.h"
 #include "text/sentences.h"
 #include "text/tokenizer.h"
@@ -35,6 +37,8 @@ struct vocis_model {
     vx_weights *s3gen_w;
     vx_s3gen_flow *flow;
     vx_hift *hift;
+    /* VibeVoice (when the folder holds one) */
+    vx_vv_model *vv;
     /* voice cloning, loaded on first use; clones of files cached by path + size + mtime */
     vx_cb_cloner cloner;
     int has_cloner;
@@ -54,6 +58,7 @@ typedef struct voice_source {
 struct vocis_voice {
     vx_cb_conds conds;
     voice_source src;
+    char *audio_path; /* VibeVoice: the recording, read at synthesis */
 };
 
 #define CLONE_CACHE_MAX 16
@@ -97,13 +102,27 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
     snprintf(m->dir, sizeof m->dir, "%s", dir);
     if (access(dir, F_OK) != 0) return vx_fail(&m->err, VOCIS_E_IO, "%s: model folder not found", dir);
     if (file_exists(dir, "t3_cfg.safetensors")) return open_chatterbox(m, opts);
+    if (file_exists(dir, "config.json")) {
+        m->vv = calloc(1, sizeof *m->vv);
+        if (!m->vv) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+        vocis_status st = vx_vv_model_load(m->vv, dir, &m->err);
+        if (st) {
+            free(m->vv);
+            m->vv = NULL;
+        }
+        return st;
+    }
     return vx_fail(&m->err, VOCIS_E_UNSUPPORTED,
-                   "%s: not a recognised model folder (expected Chatterbox's t3_cfg.safetensors)", dir);
+                   "%s: not a recognised model folder (expected Chatterbox's t3_cfg.safetensors or VibeVoice's "
+                   "config.json)",
+                   dir);
 }
 
 void vocis_model_close(vocis_model *m) {
     if (!m) return;
     if (m->has_t3) vx_t3_free(&m->t3);
+    if (m->vv) vx_vv_model_free(m->vv);
+    free(m->vv);
     vx_s3gen_flow_free(m->flow);
     vx_hift_free(m->hift);
     if (m->has_cloner) vx_cb_cloner_free(&m->cloner);
@@ -113,6 +132,10 @@ void vocis_model_close(vocis_model *m) {
     vx_weights_close(m->s3gen_w);
     vx_tokenizer_free(m->tok);
     free(m);
+}
+
+const char *vocis_model_kind(const vocis_model *m) {
+    return !m ? "" : m->vv ? "vibevoice" : m->has_t3 ? "chatterbox" : "";
 }
 
 const char *vocis_errmsg(const vocis_model *m) {
@@ -181,11 +204,27 @@ vocis_status vocis_voice_load(vocis_model *m, const char *path, vocis_voice **ou
     vocis_voice *v = calloc(1, sizeof *v);
     if (!v) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
     char builtin[4200];
+    if (!path && m->vv) {
+        free(v);
+        return vx_fail(&m->err, VOCIS_E_ARG, "VibeVoice has no built-in voice: give a voice recording");
+    }
     if (!path) {
         snprintf(builtin, sizeof builtin, "%s/conds.pt", m->dir);
         path = builtin;
     }
     const voice_kind kind = voice_kind_of(path, &m->err);
+    if (m->vv) { /* VibeVoice voices are recordings, read when speaking */
+        free(v);
+        if (kind == VOICE_MISSING) return m->err.code;
+        if (kind != VOICE_AUDIO)
+            return vx_fail(&m->err, VOCIS_E_ARG, "%s: VibeVoice takes a voice recording, not a voice file", path);
+        if (!(v = calloc(1, sizeof *v)) || !(v->audio_path = strdup(path))) {
+            free(v);
+            return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+        }
+        *out = v;
+        return VOCIS_OK;
+    }
     if (kind == VOICE_AUDIO) {
         free(v);
         return vocis_voice_clone(m, path, NULL, out);
@@ -203,6 +242,7 @@ vocis_status vocis_voice_load(vocis_model *m, const char *path, vocis_voice **ou
 
 void vocis_voice_free(vocis_voice *v) {
     if (!v) return;
+    free(v->audio_path);
     vx_cb_conds_free(&v->conds);
     free(v);
 }
@@ -471,6 +511,8 @@ vocis_status vocis_voice_clone_samples(vocis_model *m, const float *samples, siz
 void vocis_speak_options_default(vocis_speak_options *o) {
     memset(o, 0, sizeof *o);
     vocis_t3_options_default(&o->t3);
+    o->vv.cfg_scale = 1.3f;
+    o->vv.diffusion_steps = 10;
     o->cfm_steps = 10;
     o->max_chunk_chars = 300;
     o->crossfade_ms = 40.0f;
@@ -558,11 +600,122 @@ done:
     return st;
 }
 
+/* ---- VibeVoice ---- */
+
+typedef struct vv_ctx {
+    const vocis_speak_options *o;
+    vocis_progress p;
+} vv_ctx;
+
+static int vv_on_audio(void *user, const float *pcm, int64_t n) {
+    vv_ctx *c = user;
+    c->p.n_steps += (int)n; /* "vibevoice" progress: n_steps = samples generated so far */
+    return c->o->on_audio ? c->o->on_audio(c->o->user, pcm, (size_t)n, 24000) : 0;
+}
+
+static int vv_on_token(void *user, int64_t step, int32_t tok) {
+    vv_ctx *c = user;
+    (void)tok;
+    if (!c->o->on_progress) return 0;
+    c->p.stage = "vibevoice";
+    c->p.step = (int)step + 1;
+    return c->o->on_progress(c->o->user, &c->p);
+}
+
+static void vv_warn(void *user, const char *msg) {
+    (void)user;
+    (void)msg; /* script lines that are not "Speaker N:" are dropped, as upstream does */
+}
+
+/* "Speaker N:" at the start of some line? */
+static int has_speaker_lines(const char *t) {
+    for (const char *l = t; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        while (*l == ' ' || *l == '\t') l++;
+        if (strncasecmp(l, "speaker", 7) != 0) continue;
+        const char *q = l + 7;
+        while (*q == ' ' || *q == '\t') q++;
+        if (*q < '0' || *q > '9') continue;
+        while (*q >= '0' && *q <= '9') q++;
+        while (*q == ' ' || *q == '\t') q++;
+        if (*q == ':') return 1;
+    }
+    return 0;
+}
+
+vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices, int n_voices, const char *script,
+                                const vocis_speak_options *opts, vocis_audio *out) {
+    memset(out, 0, sizeof *out);
+    vx_err_clear(&m->err);
+    vx_err *err = &m->err;
+    if (!m->vv) return vx_fail(err, VOCIS_E_UNSUPPORTED, "vocis_speak_script needs a VibeVoice model");
+    if (!script) return vx_fail(err, VOCIS_E_ARG, "no script given");
+    if (n_voices < 0 || n_voices > 64) return vx_fail(err, VOCIS_E_ARG, "%d voices (at most 64)", n_voices);
+    vocis_speak_options o;
+    if (opts) o = *opts;
+    else vocis_speak_options_default(&o);
+    if (!(o.vv.cfg_scale >= 0.0f && o.vv.cfg_scale <= 100.0f))
+        return vx_fail(err, VOCIS_E_ARG, "cfg scale must be in [0, 100]");
+    if (o.vv.diffusion_steps < 1 || o.vv.diffusion_steps > VX_DPM_MAX_STEPS)
+        return vx_fail(err, VOCIS_E_ARG, "diffusion steps must be in [1, %d]", VX_DPM_MAX_STEPS);
+    if (o.vv.max_new_tokens < 0) return vx_fail(err, VOCIS_E_ARG, "max new tokens must be >= 0");
+    if (!(o.vv.max_seconds >= 0.0f)) return vx_fail(err, VOCIS_E_ARG, "max seconds must be >= 0");
+    const char *paths[64];
+    for (int i = 0; i < n_voices; i++) {
+        if (!voices[i] || !voices[i]->audio_path)
+            return vx_fail(err, VOCIS_E_ARG, "voice %d is not a recording loaded for this VibeVoice model", i + 1);
+        paths[i] = voices[i]->audio_path;
+    }
+    vx_vv_inputs in = {0};
+    VX_TRY(vx_vv_prepare(m->vv, script, strlen(script), paths, n_voices, vv_warn, NULL, &in, err));
+    vx_rng rng;
+    seed_rng(&rng, &o.t3);
+    vv_ctx c = {&o, {NULL, 0, 1, 0, 0}};
+    vx_vv_gen_opts g;
+    vx_vv_gen_opts_default(&g);
+    g.cfg_scale = o.vv.cfg_scale;
+    g.n_steps = o.vv.diffusion_steps;
+    g.max_new_tokens = o.vv.max_new_tokens;
+    g.max_seconds = o.vv.max_seconds;
+    g.rng = &rng;
+    g.on_audio = vv_on_audio;
+    g.on_token = vv_on_token;
+    g.user = &c;
+    g.nthreads = m->threads;
+    float *audio = NULL;
+    int64_t n = 0;
+    vocis_status st = vx_vv_generate(m->vv, &in, &g, &audio, &n, NULL, NULL, err);
+    vx_vv_inputs_free(&in);
+    if (st) return st;
+    out->samples = audio;
+    out->n = (size_t)n;
+    out->sample_rate = 24000;
+    return VOCIS_OK;
+}
+
+static vocis_status vv_speak(vocis_model *m, const vocis_voice *voice, const char *text,
+                             const vocis_speak_options *opts, vocis_audio *out) {
+    const char *q = text;
+    while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+    if (!*q) return vx_fail(&m->err, VOCIS_E_ARG, "text is empty");
+    if (has_speaker_lines(text)) return vocis_speak_script(m, voice ? &voice : NULL, voice ? 1 : 0, text, opts, out);
+    /* plain text: one line for Speaker 1 */
+    size_t len = strlen(text);
+    char *s = malloc(len + 16);
+    if (!s) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+    memcpy(s, "Speaker 1: ", 11);
+    for (size_t i = 0; i < len; i++) s[11 + i] = text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
+    s[11 + len] = '\0';
+    vocis_status st = vocis_speak_script(m, voice ? &voice : NULL, voice ? 1 : 0, s, opts, out);
+    free(s);
+    return st;
+}
+
 vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *text,
                          const vocis_speak_options *opts, vocis_audio *out) {
     memset(out, 0, sizeof *out);
     vx_err_clear(&m->err);
     vx_err *err = &m->err;
+    if (m->vv && text) return vv_speak(m, voice, text, opts, out);
     if (!m->has_t3) return vx_fail(err, VOCIS_E_UNSUPPORTED, "this model cannot speak (no Chatterbox T3)");
     if (!text) return vx_fail(err, VOCIS_E_ARG, "no text given");
     vocis_speak_options o;

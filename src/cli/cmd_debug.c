@@ -23,10 +23,22 @@ static const stage stages[] = {
      "DIR/conds.pt as t3.* / gen.* tensors; with --in builtin_text_tokens also builtin_prefill_logits_last"},
     {"qwen2-prefill", vx_stage_qwen2_prefill, 1,
      "VibeVoice Qwen2 LM over inputs_embeds -> layerN_out, last_hidden_state, logits, kv_layerN_key/value"},
+    {"vv-connectors", vx_stage_vv_connectors, 1,
+     "VibeVoice speech connectors: acoustic_in and/or semantic_in -> acoustic_out, semantic_out"},
+    {"vv-diffusion", vx_stage_vv_diffusion, 1,
+     "VibeVoice diffusion head + DPM-Solver++ CFG sampler [--steps N] [--cfg-scale F] [--seed N] -> single_eps_*, sN_*"},
+    {"vv-generate", vx_stage_vv_generate, 0,
+     "VibeVoice generate(): --script FILE --voice FILE... [--in 08 noise | --seed N] -> sequences, frame_*, audio"},
     {"s3gen-flow", vx_stage_s3gen_flow, 1,
      "S3Gen token->mel: speech_tokens, prompt_token, prompt_feat, embedding, z_noise -> mu, mel_out, est_*"},
     {"vv-processor", vx_stage_vv_processor, 0,
      "VibeVoice processor: --script FILE --voice FILE... -> input_ids, masks, speech_tensors"},
+    {"vv-acoustic-encoder", vx_stage_vv_acoustic_encode, 1,
+     "VibeVoice acoustic encoder: input_audio [B, L] -> mean, downsample_k_out, stage_k_out, head_out, sampled"},
+    {"vv-acoustic-decoder", vx_stage_vv_acoustic_decode, 1,
+     "VibeVoice acoustic decoder: latents [1, F, 64] -> audio_whole, audio_streaming (frame by frame)"},
+    {"vv-semantic-encoder", vx_stage_vv_semantic_encode, 1,
+     "VibeVoice semantic encoder: input_audio [L] -> features_whole, features_streaming (hop chunks)"},
     {"hift", vx_stage_hift, 1,
      "HiFT vocoder: mel_in, phase_uniform_sample, sine_noise_randn -> f0, source, wav_clamped, wav_trim_faded"},
     {"campplus", vx_stage_campplus, 1,
@@ -47,7 +59,7 @@ static void usage(FILE *f) {
             "                   [stage options]\n\n"
             "Runs one model stage on tensors read by their golden names from --in and writes\n"
             "every output tensor, under golden names and shapes, to --out.\n\nstages:\n");
-    for (int i = 0; i < NSTAGES; i++) fprintf(f, "  %-14s %s\n", stages[i].name, stages[i].summary);
+    for (int i = 0; i < NSTAGES; i++) fprintf(f, "  %-20s %s\n", stages[i].name, stages[i].summary);
 }
 
 int cmd_debug(int argc, char **argv) {

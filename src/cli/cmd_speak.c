@@ -1,10 +1,12 @@
-/* `vocis speak`: text -> 24 kHz speech with a Chatterbox voice. */
+/* `vocis speak`: text -> 24 kHz speech (Chatterbox, or VibeVoice with one
+ * voice recording per speaker of a "Speaker N:" script). */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -39,14 +41,28 @@ static char *read_all(FILE *fp, int *too_big) {
 typedef struct {
     int quiet, tty, f32, raw_stdout, write_failed;
     char last_stage[16];
+    double t0; /* start, for the VibeVoice speed figure */
 } speak_ui;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static int on_progress(void *user, const vocis_progress *p) {
     speak_ui *ui = user;
     if (ui->quiet) return 0;
     char chunk[32] = "";
     if (p->n_chunks > 1) snprintf(chunk, sizeof chunk, "[%d/%d] ", p->chunk + 1, p->n_chunks);
-    if (!strcmp(p->stage, "t3")) {
+    if (!strcmp(p->stage, "vibevoice")) {
+        if (!ui->t0) ui->t0 = now_s();
+        const double audio = p->n_steps / 24000.0, el = now_s() - ui->t0;
+        if (ui->tty || p->step % 50 == 0)
+            fprintf(stderr, "%svocis speak: %d tokens, %d frames, %.1f s of audio, %.2fx real time%s",
+                    ui->tty ? "\r" : "", p->step, p->n_steps / 3200, audio, el > 0 ? audio / el : 0.0,
+                    ui->tty ? "   " : "\n");
+    } else if (!strcmp(p->stage, "t3")) {
         if (ui->tty && (p->step % 10 == 0 || p->step == 1))
             fprintf(stderr, "\rvocis speak: %st3: %d speech tokens", chunk, p->step);
     } else if (p->step == 0) {
@@ -83,8 +99,30 @@ static int on_audio(void *user, const float *x, size_t n, int sr) {
     return !ok;
 }
 
+#define MAX_VOICES 64
+
+/* Takes every "--voice FILE" out of argv (VibeVoice: one per speaker). Returns the new argc. */
+static int take_voices(int argc, char **argv, const char **voices, int *nv) {
+    int k = 1;
+    *nv = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--voice") && i + 1 < argc) {
+            if (*nv == MAX_VOICES) return -1;
+            voices[(*nv)++] = argv[++i];
+        } else {
+            argv[k++] = argv[i];
+        }
+    }
+    return k;
+}
+
 int cmd_speak(int argc, char **argv) {
+    const char *voice_list[MAX_VOICES];
+    int nvoices = 0;
+    argc = take_voices(argc, argv, voice_list, &nvoices);
+    if (argc < 0) return cli_error("speak", "more than %d --voice options", MAX_VOICES), 2;
     const char *model = NULL, *text = NULL, *text_file = NULL, *voice_path = NULL, *out = NULL, *format = "wav";
+    (void)voice_path; /* --voice is taken by take_voices; the entry documents it */
     const char *config = NULL;
     vocis_speak_options o;
     vocis_speak_options_default(&o);
@@ -95,10 +133,13 @@ int cmd_speak(int argc, char **argv) {
     const cli_opt opts[] = {
         {"--model", CLI_STR, &model, "model folder (required)", 0, -1},
         {"--text", CLI_STR, &text, "text to speak (else --text-file, else stdin)", 0, -1},
-        {"--text-file", CLI_STR, &text_file, "read the text from a UTF-8 file", 0, -1},
+        {"--text-file|--script", CLI_STR, &text_file, "read the text (VibeVoice: the script) from a UTF-8 file", 0,
+         -1},
         {"--out|-o", CLI_STR, &out, "output file, or - for raw PCM on stdout (required)", 0, -1},
         {"--format", CLI_STR, &format, "wav (16-bit PCM, default) | f32 (float WAV) | flac | ogg", 0, -1},
-        {"--voice", CLI_STR, &voice_path, "vocis voice file, conds.pt, or a recording to clone (WAV/FLAC/OGG...; default: the model's conds.pt)", 0, -1},
+        {"--voice", CLI_STR, &voice_path,
+         "Chatterbox: voice file, conds.pt, or a recording to clone (default: conds.pt); VibeVoice: a recording "
+         "per speaker, repeat in speaker order", 0, -1},
         {"--seed", CLI_U64, &seed, "reproduce torch.manual_seed(N) (default: random)", 0, -1},
         {"--greedy", CLI_FLAG, &o.t3.greedy, "T3 argmax instead of sampling", 0, -1},
         {"--temperature", CLI_FLOAT, &o.t3.temperature, "sampling temperature (0.8)", 1e-6, 100},
@@ -109,6 +150,12 @@ int cmd_speak(int argc, char **argv) {
         {"--repetition-penalty", CLI_FLOAT, &o.t3.repetition_penalty, "repetition penalty (1.2)", 1e-3, 100},
         {"--max-tokens", CLI_INT, &o.t3.max_new_tokens, "max speech tokens per chunk (1000 = 40 s)", 1, 100000},
         {"--cfm-steps", CLI_INT, &o.cfm_steps, "flow-matching Euler steps (10)", 1, 1000},
+        {"--cfg-scale", CLI_FLOAT, &o.vv.cfg_scale, "VibeVoice: diffusion guidance (1.3)", 0, 100},
+        {"--diffusion-steps", CLI_INT, &o.vv.diffusion_steps, "VibeVoice: DPM-Solver steps per frame (10)", 1, 999},
+        {"--max-new-tokens", CLI_INT, &o.vv.max_new_tokens, "VibeVoice: token cap (0 = upstream's 2 x prompt)", 0,
+         100000000},
+        {"--max-seconds", CLI_FLOAT, &o.vv.max_seconds, "VibeVoice: stop after this much audio (0 = no limit)", 0,
+         1e7},
         {"--chunk-chars", CLI_INT, &o.max_chunk_chars, "split longer text into sentence chunks (300; 0 = never)", 0,
          1000000},
         {"--config", CLI_STR, &config, "hyper-parameter override file", 0, -1},
@@ -120,7 +167,10 @@ int cmd_speak(int argc, char **argv) {
                       "Chatterbox text-to-speech: T3 speech tokens -> S3Gen flow matching -> HiFT vocoder,\n"
                       "24 kHz mono. A single short text takes exactly upstream's path (same audio for the\n"
                       "same --seed); text over --chunk-chars characters is split into sentences that are\n"
-                      "synthesised with the same voice and joined with a 40 ms crossfade.");
+                      "synthesised with the same voice and joined with a 40 ms crossfade.\n\n"
+                      "VibeVoice (1.5B / 7B): the text is a script of \"Speaker N: ...\" lines (plain text is\n"
+                      "Speaker 1) and each speaker gets a --voice recording, in order; upstream's generate()\n"
+                      "with greedy tokens, DPM-Solver++ diffusion and CFG; -o - streams each 133 ms frame.");
     if (r) return r == 1 ? 0 : 2;
     if (!model) return cli_error("speak", "--model DIR is required"), 2;
     if (!out) return cli_error("speak", "-o FILE is required (use -o - for raw PCM on stdout)"), 2;
@@ -157,9 +207,20 @@ int cmd_speak(int argc, char **argv) {
     vocis_voice *v = NULL;
     vocis_audio a = {0};
     int rc = 0;
-    int ok = vocis_model_open(model, &oo, &m) == VOCIS_OK && vocis_voice_load(m, voice_path, &v) == VOCIS_OK;
-    if (ok && !ui.quiet && *vocis_voice_warning(v)) fprintf(stderr, "vocis speak: warning: %s\n", vocis_voice_warning(v));
-    if (!ok || vocis_speak(m, v, text, &o, &a) != VOCIS_OK) {
+    vocis_voice *vs[MAX_VOICES] = {0};
+    int ok = vocis_model_open(model, &oo, &m) == VOCIS_OK;
+    if (ok && nvoices > 1) { /* several speakers: VibeVoice script */
+        for (int i = 0; i < nvoices && ok; i++) ok = vocis_voice_load(m, voice_list[i], &vs[i]) == VOCIS_OK;
+        ok = ok && vocis_speak_script(m, (const vocis_voice *const *)vs, nvoices, text, &o, &a) == VOCIS_OK;
+    } else {
+        const int vv_no_voice = ok && !nvoices && !strcmp(vocis_model_kind(m), "vibevoice");
+        ok = ok && (vv_no_voice || vocis_voice_load(m, nvoices ? voice_list[0] : NULL, &v) == VOCIS_OK);
+        if (ok && !ui.quiet && *vocis_voice_warning(v))
+            fprintf(stderr, "vocis speak: warning: %s\n", vocis_voice_warning(v));
+        ok = ok && vocis_speak(m, v, text, &o, &a) == VOCIS_OK;
+    }
+    for (int i = 0; i < nvoices; i++) vocis_voice_free(vs[i]);
+    if (!ok) {
         if (ui.tty && !ui.quiet) fputc('\n', stderr);
         if (ui.write_failed) rc = cli_error("speak", "writing to stdout failed: %s", strerror(ui.write_failed));
         else rc = cli_error("speak", "%s", vocis_errmsg(m));

@@ -59,5 +59,23 @@ vocis_status vx_stage_ref_mel(const vx_stage_args *a, vx_err *err);
 /* vv-processor: --script FILE --voice FILE [--voice FILE ...]; no --in ->
  * input_ids, attention_mask, speech_input_mask, speech_tensors, speech_masks */
 vocis_status vx_stage_vv_processor(const vx_stage_args *a, vx_err *err);
+/* vv-acoustic-encoder: input_audio [B, L] (+ sample_std_noise, sample_noise) -> mean, downsample_k_out,
+ * stage_k_out, head_out (row 0, time prefix), sample_std, sampled;
+ * vv-acoustic-decoder: latents [1, F, vae_dim] -> audio_whole, audio_streaming;
+ * vv-semantic-encoder: input_audio [L] -> features_whole, features_streaming */
+vocis_status vx_stage_vv_acoustic_encode(const vx_stage_args *a, vx_err *err);
+vocis_status vx_stage_vv_acoustic_decode(const vx_stage_args *a, vx_err *err);
+vocis_status vx_stage_vv_semantic_encode(const vx_stage_args *a, vx_err *err);
+
+vocis_status vx_stage_qwen2_prefill(const vx_stage_args *a, vx_err *err);
+/* vv-generate: --script FILE --voice FILE... [--in recorded noise | --seed N] -> 08_e2e tensors */
+vocis_status vx_stage_vv_generate(const vx_stage_args *a, vx_err *err);
+/* vv-connectors: acoustic_in [.., 64] and/or semantic_in [.., 128] -> acoustic_out, semantic_out [.., H] */
+vocis_status vx_stage_vv_connectors(const vx_stage_args *a, vx_err *err);
+/* vv-diffusion [--steps N (10)] [--cfg-scale F (1.3)] [--seed N]: pos_condition, neg_condition,
+ * sN_loop_init_noise (unless --seed), optional single_x + single_condition -> single_eps_t999/t500/t10,
+ * sN_loop_* (timesteps, head_input_x, head_output, guided_eps, x0_pred, sample_in, sample_out, result,
+ * init_noise), sN_sched_sigmas, sN_sched_alphas_cumprod */
+vocis_status vx_stage_vv_diffusion(const vx_stage_args *a, vx_err *err);
 
 #endif

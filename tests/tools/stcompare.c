@@ -3,7 +3,8 @@
  * exact when ATOL is "exact"). Shapes must match. Exit 0 when all pass.
  * stcompare --print FILE NAME prints a tensor's values space-separated.
  * stcompare --wav OUT.wav GOLDEN NAME ATOL compares an audio file's samples
- * (read as float) against a tensor. */
+ * (read as float) against a tensor; stcompare --raw OUT.f32 GOLDEN NAME ATOL
+ * the same for raw little-endian float32 PCM. */
 #include "io/safetensors.h"
 
 #include <sndfile.h>
@@ -81,9 +82,39 @@ static int compare_wav(const char *wav, const char *golden, const char *name, do
     return rc;
 }
 
+static int compare_raw(const char *raw, const char *golden, const char *name, double atol) {
+    FILE *f = fopen(raw, "rb");
+    vx_err err = {0};
+    vx_st_file *g = NULL;
+    if (!f || vx_st_open(golden, &g, &err)) {
+        fprintf(stderr, "stcompare: cannot open %s / %s %s\n", raw, golden, err.msg);
+        if (f) fclose(f);
+        return 2;
+    }
+    const vx_tensor *t = vx_st_find(g, name);
+    int64_t n = 0, nt = t ? vx_numel(t) : -1;
+    double m = 0;
+    float x;
+    while (fread(&x, sizeof x, 1, f) == 1) {
+        if (n < nt) {
+            double d = (double)x - value_at(t, n);
+            d = d < 0 ? -d : d;
+            if (d != d || d > m) m = d != d ? 1e300 : d;
+        }
+        n++;
+    }
+    fclose(f);
+    int rc = n != nt || m > atol;
+    printf("%s %s vs %s: %lld samples (golden %lld), max |diff| %.3g (tol %g)\n", rc ? "FAIL" : "ok  ", raw, name,
+           (long long)n, (long long)nt, m, atol);
+    vx_st_close(g);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc == 4 && strcmp(argv[1], "--print") == 0) return print_tensor(argv[2], argv[3]);
     if (argc == 6 && strcmp(argv[1], "--wav") == 0) return compare_wav(argv[2], argv[3], argv[4], atof(argv[5]));
+    if (argc == 6 && strcmp(argv[1], "--raw") == 0) return compare_raw(argv[2], argv[3], argv[4], atof(argv[5]));
     if (argc < 4) {
         fprintf(stderr, "usage: stcompare GOLDEN OUT NAME[=GOLDEN_NAME]:ATOL|exact ...\n");
         return 2;

@@ -1,0 +1,379 @@
+#include "models/vibevoice/generate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/audio.h"
+#include "nn/transformer.h"
+
+/* ---- model ---------------------------------------------------------------- */
+
+static vocis_status scalar_of(const vx_weights *w, const char *name, float *out, vx_err *err) {
+    const vx_tensor *t = vx_weights_find(w, name, NULL);
+    if (!t) return vx_fail(err, VOCIS_E_SHAPE, "%s: missing tensor '%s'", vx_weights_path(w), name);
+    if (vx_numel(t) != 1 || !(VX_FLOATS & VX_DT(t->dtype)))
+        return vx_fail(err, VOCIS_E_SHAPE, "%s: tensor '%s' must be one float", vx_weights_path(w), name);
+    vx_to_f32(out, t->data, t->dtype, 1);
+    if (!isfinite(*out) || (*out == 0.0f && strstr(name, "scaling")))
+        return vx_fail(err, VOCIS_E_FORMAT, "%s: tensor '%s' is %g (it must be loaded from the checkpoint)",
+                       vx_weights_path(w), name, (double)*out);
+    return VOCIS_OK;
+}
+
+vocis_status vx_vv_model_load(vx_vv_model *m, const char *dir, vx_err *err) {
+    memset(m, 0, sizeof *m);
+    vocis_status st = vx_vv_config_load(dir, &m->cfg, err);
+    if (!st && strcmp(m->cfg.model_type, "vibevoice") != 0)
+        st = vx_fail(err, VOCIS_E_UNSUPPORTED, "%s: model_type '%s' is not supported yet (VibeVoice 1.5B / 7B are)",
+                     m->cfg.path, m->cfg.model_type);
+    if (!st && !m->cfg.semantic.present)
+        st = vx_fail(err, VOCIS_E_FORMAT, "%s: no semantic_tokenizer_config", m->cfg.path);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+    if (!st && access(path, F_OK) != 0)
+        st = vx_fail(err, VOCIS_E_IO,
+                     "%s: missing: VibeVoice uses the Qwen2.5 text tokenizer, which the release folder lacks; copy "
+                     "tokenizer.json from Qwen/Qwen2.5-1.5B (1.5B) or Qwen/Qwen2.5-7B (7B) into %s",
+                     path, dir);
+    if (!st) st = vx_tokenizer_load(path, &m->tok, err);
+    if (!st) st = vx_vv_processor_init(&m->proc, m->tok, &m->cfg, err);
+    if (!st) st = vx_vv_weights_open(dir, &m->w, err);
+    if (!st) st = vx_vv_lm_init(&m->lm, m->w, &m->cfg, "model.language_model.", err);
+    if (!st) st = vx_vv_vae_load(m->w, "model.acoustic_tokenizer.", &m->cfg.acoustic, 1, &m->acoustic, err);
+    if (!st) st = vx_vv_vae_load(m->w, "model.semantic_tokenizer.", &m->cfg.semantic, 0, &m->semantic, err);
+    if (!st) st = vx_vv_connector_load(m->w, "model.acoustic_connector.", &m->ac_conn, err);
+    if (!st) st = vx_vv_connector_load(m->w, "model.semantic_connector.", &m->se_conn, err);
+    if (!st) st = vx_vv_diffhead_load(m->w, &m->cfg, &m->head, err);
+    if (!st) st = scalar_of(m->w, "model.speech_scaling_factor", &m->scaling, err);
+    if (!st) st = scalar_of(m->w, "model.speech_bias_factor", &m->bias, err);
+    if (!st && (m->ac_conn.hidden != m->lm.tf.dim || m->se_conn.hidden != m->lm.tf.dim ||
+                m->ac_conn.in_dim != vx_vv_vae_dim(m->acoustic) || m->se_conn.in_dim != vx_vv_vae_dim(m->semantic) ||
+                m->head->hidden != m->lm.tf.dim || m->head->latent != vx_vv_vae_dim(m->acoustic) ||
+                vx_vv_vae_hop(m->acoustic) != vx_vv_vae_hop(m->semantic)))
+        st = vx_fail(err, VOCIS_E_SHAPE, "%s: connector / diffusion head / tokenizer widths do not fit together",
+                     dir);
+    if (st) vx_vv_model_free(m);
+    return st;
+}
+
+void vx_vv_model_free(vx_vv_model *m) {
+    vx_vv_diffhead_free(m->head);
+    vx_vv_connector_free(&m->se_conn);
+    vx_vv_connector_free(&m->ac_conn);
+    vx_vv_vae_free(m->semantic);
+    vx_vv_vae_free(m->acoustic);
+    if (m->lm.tf.layers) vx_vv_lm_free(&m->lm);
+    vx_weights_close(m->w);
+    vx_tokenizer_free(m->tok);
+    memset(m, 0, sizeof *m);
+}
+
+void vx_vv_gen_opts_default(vx_vv_gen_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->cfg_scale = 1.3f;
+    o->n_steps = 10;
+    o->nthreads = 1;
+}
+
+vocis_status vx_vv_prepare(const vx_vv_model *m, const char *script, size_t len, const char *const *voice_paths,
+                           int n_voices, vx_vv_warn_fn warn, void *warn_user, vx_vv_inputs *out, vx_err *err) {
+    memset(out, 0, sizeof *out);
+    if (n_voices < 0 || n_voices > 64) return vx_fail(err, VOCIS_E_ARG, "%d voices given (at most 64)", n_voices);
+    vx_vv_script sc = {0};
+    vx_vv_voice voices[64];
+    float *bufs[64] = {0};
+    vocis_status st = vx_vv_script_parse(script, len, warn, warn_user, &sc, err);
+    for (int i = 0; i < n_voices && !st; i++) {
+        vx_audio_info info;
+        st = vx_audio_read_head(voice_paths[i], m->proc.sampling_rate, VX_VV_VOICE_MAX_SECONDS, &bufs[i],
+                                &voices[i].n, &info, err);
+        voices[i].samples = bufs[i];
+        if (!st && info.truncated && warn) {
+            char msg[600];
+            snprintf(msg, sizeof msg, "%s: only the first %.0f s of the voice are used", voice_paths[i],
+                     VX_VV_VOICE_MAX_SECONDS);
+            warn(warn_user, msg);
+        }
+    }
+    /* upstream labels voice i "Speaker i" by position: numbers with gaps would silently give a
+     * speaker the wrong voice (or none) */
+    if (!st && n_voices >= sc.n_speakers && n_voices > 0 && sc.max_speaker >= n_voices)
+        st = vx_fail(err, VOCIS_E_ARG,
+                     "the script's speaker numbers skip (its speakers need %d voice slots, %d voices were given): "
+                     "number the speakers 1..N in the order of the voices",
+                     sc.max_speaker + 1, n_voices);
+    if (!st) st = vx_vv_process(&m->proc, &sc, voices, n_voices, out, err);
+    for (int i = 0; i < n_voices; i++) free(bufs[i]);
+    vx_vv_script_free(&sc);
+    return st;
+}
+
+/* ---- a growable float list (audio, per-frame trace rows) ------------------- */
+
+typedef struct flist {
+    float *v;
+    int64_t n, cap;
+} flist;
+
+static int flist_add(flist *l, const float *x, int64_t n) {
+    if (l->n + n > l->cap) {
+        int64_t cap = l->cap ? l->cap : 4096;
+        while (cap < l->n + n) cap *= 2;
+        float *p = realloc(l->v, sizeof(float) * (size_t)cap);
+        if (!p) return -1;
+        l->v = p;
+        l->cap = cap;
+    }
+    memcpy(l->v + l->n, x, sizeof(float) * (size_t)n);
+    l->n += n;
+    return 0;
+}
+
+/* Per-frame tensors kept for the trace (08_e2e names). */
+enum { TR_NOISE, TR_POS, TR_NEG, TR_LATENT, TR_DEC_IN, TR_AUDIO, TR_SEM, TR_AC_EMB, TR_SE_EMB, TR_LOGITS, TR_N };
+static const char *const tr_names[TR_N] = {
+    "frame_init_noise", "frame_pos_condition", "frame_neg_condition", "frame_latent", "frame_decoder_input",
+    "frame_audio",      "frame_semantic",      "frame_acoustic_embed", "frame_semantic_embed", "step_valid_logits"};
+
+/* ---- prompt ----------------------------------------------------------------- */
+
+/* Prompt embeddings [L][H]: token embeddings with the voice placeholders
+ * replaced by acoustic-connector embeddings of the sampled voice latents. */
+static vocis_status prompt_embeds(const vx_vv_model *m, const vx_vv_inputs *in, const vx_vv_gen_opts *o,
+                                  float *x, vx_err *err) {
+    const int64_t L = in->n_tokens, H = m->lm.tf.dim;
+    int64_t *ids = malloc(sizeof(int64_t) * (size_t)L);
+    if (!ids) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    for (int64_t i = 0; i < L; i++) ids[i] = in->input_ids[i];
+    vx_vv_lm_embed(&m->lm, ids, L, x);
+    free(ids);
+    if (in->n_voices == 0) return VOCIS_OK;
+
+    const int64_t V = in->n_voices, F = in->n_frames, D = vx_vv_vae_dim(m->acoustic), n = V * F * D;
+    float *mean = malloc(sizeof(float) * (size_t)n), *noise = malloc(sizeof(float) * (size_t)n);
+    float *lat = malloc(sizeof(float) * (size_t)n), *emb = malloc(sizeof(float) * (size_t)(V * F * H));
+    float std_noise[64], std[64];
+    vocis_status st = VOCIS_OK;
+    if (V > 64) st = vx_fail(err, VOCIS_E_ARG, "more than 64 voices");
+    if (!st && (!mean || !noise || !lat || !emb)) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    if (!st) st = vx_vv_vae_encode(m->acoustic, in->speech_tensors, V, in->max_samples, mean, o->nthreads, NULL, err);
+    if (st) goto done;
+    /* draw 1: randn(V); draw 2: randn_like(mean), mean being a [V, F, D] view of [V, D, F] storage
+     * (torch fills it on the scalar path in storage order) */
+    if (o->inj_prompt_std_noise) memcpy(std_noise, o->inj_prompt_std_noise, sizeof(float) * (size_t)V);
+    else vx_rng_randn(o->rng, std_noise, (size_t)V);
+    if (o->inj_prompt_noise) {
+        memcpy(noise, o->inj_prompt_noise, sizeof(float) * (size_t)n);
+    } else {
+        vx_rng_randn_scalar(o->rng, lat, (size_t)n); /* [V][D][F] */
+        for (int64_t v = 0; v < V; v++)
+            for (int64_t d = 0; d < D; d++)
+                for (int64_t f = 0; f < F; f++) noise[(v * F + f) * D + d] = lat[(v * D + d) * F + f];
+    }
+    vx_vv_vae_sample(&m->cfg.acoustic, mean, V, F * D, std_noise, noise, lat, std);
+    for (int64_t i = 0; i < n; i++) lat[i] = (lat[i] + m->bias) * m->scaling;
+    if ((st = vx_vv_connector_run(&m->ac_conn, lat, V * F, emb, o->nthreads, err))) goto done;
+    if (o->trace) {
+        st = vx_st_writer_add(o->trace, "prompt_sample_std_noise", VX_F32, VX_DIMS(V), std_noise, err);
+        if (!st) st = vx_st_writer_add(o->trace, "prompt_sample_noise", VX_F32, VX_DIMS(V, F, D), noise, err);
+        if (!st) st = vx_st_writer_add(o->trace, "prompt_acoustic_features", VX_F32, VX_DIMS(V, F, D), lat, err);
+        if (!st) st = vx_st_writer_add(o->trace, "prompt_acoustic_embeds", VX_F32, VX_DIMS(V, F, H), emb, err);
+        if (st) goto done;
+    }
+    /* valid frames in voice-major order fill the placeholders in prompt order */
+    int64_t p = 0;
+    for (int64_t v = 0; v < V; v++)
+        for (int64_t f = 0; f < F; f++) {
+            if (!in->speech_masks[v * F + f]) continue;
+            while (p < L && !in->speech_input_mask[p]) p++;
+            if (p == L) {
+                st = vx_fail(err, VOCIS_E_INTERNAL, "more voice frames than placeholders in the prompt");
+                goto done;
+            }
+            memcpy(x + p * H, emb + (v * F + f) * H, sizeof(float) * (size_t)H);
+            p++;
+        }
+done:
+    free(mean);
+    free(noise);
+    free(lat);
+    free(emb);
+    return st;
+}
+
+/* ---- generate() --------------------------------------------------------------- */
+
+vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const vx_vv_gen_opts *o, float **audio,
+                            int64_t *n_audio, int32_t **out_ids, int64_t *n_ids, vx_err *err) {
+    *audio = NULL;
+    *n_audio = 0;
+    if (out_ids) *out_ids = NULL;
+    if (n_ids) *n_ids = 0;
+    const vx_tf *tf = &m->lm.tf;
+    const vx_vv_processor *pr = &m->proc;
+    const int64_t L = in->n_tokens, H = tf->dim, D = vx_vv_vae_dim(m->acoustic), SD = vx_vv_vae_dim(m->semantic);
+    const int64_t hop = vx_vv_vae_hop(m->acoustic), maxpos = m->lm.max_positions;
+    if (L < 1) return vx_fail(err, VOCIS_E_ARG, "empty prompt");
+    if (L >= maxpos)
+        return vx_fail(err, VOCIS_E_ARG, "prompt of %lld tokens leaves no room below max_position_embeddings %lld",
+                       (long long)L, (long long)maxpos);
+    if (!o->rng && (!o->inj_frame_noise || (in->n_voices && (!o->inj_prompt_noise || !o->inj_prompt_std_noise))))
+        return vx_fail(err, VOCIS_E_ARG, "generate: no random generator and no injected noise");
+    int64_t max_steps = maxpos - L < 2 * L ? maxpos - L : 2 * L;
+    if (o->max_new_tokens > 0 && o->max_new_tokens < max_steps) max_steps = o->max_new_tokens;
+
+    /* the four allowed tokens, by increasing id (torch.argmax keeps the first maximum) */
+    const int32_t want[4] = {pr->speech_start_id, pr->speech_end_id, pr->speech_diffusion_id, pr->eos_id};
+    int32_t by_id[4];
+    memcpy(by_id, want, sizeof by_id);
+    for (int i = 1; i < 4; i++)
+        for (int j = i; j > 0 && by_id[j] < by_id[j - 1]; j--) {
+            int32_t t = by_id[j];
+            by_id[j] = by_id[j - 1];
+            by_id[j - 1] = t;
+        }
+
+    vx_dpm dpm = {0};
+    vx_kv_cache kv = {0};
+    vx_vv_vae_stream *ast = NULL, *sst = NULL;
+    float *x = malloc(sizeof(float) * (size_t)(L * H));
+    float *pair = malloc(sizeof(float) * (size_t)(2 * H)), *inp = malloc(sizeof(float) * (size_t)H);
+    float *hpos = malloc(sizeof(float) * (size_t)H), *hneg = malloc(sizeof(float) * (size_t)H);
+    float *nxt = malloc(sizeof(float) * (size_t)H), *emb2 = malloc(sizeof(float) * (size_t)H);
+    float *lat = malloc(sizeof(float) * (size_t)D), *z = malloc(sizeof(float) * (size_t)D);
+    float *pcm = malloc(sizeof(float) * (size_t)hop), *sem = malloc(sizeof(float) * (size_t)SD);
+    int32_t *gen = malloc(sizeof(int32_t) * (size_t)max_steps);
+    float noise_used[2 * 256];
+    flist out = {0}, tr[TR_N];
+    memset(tr, 0, sizeof tr);
+    vocis_status st = VOCIS_OK;
+    int64_t ngen = 0, nframes = 0;
+    if (D > 256) st = vx_fail(err, VOCIS_E_UNSUPPORTED, "acoustic latent width %lld > 256", (long long)D);
+    if (!st && (!x || !pair || !inp || !hpos || !hneg || !nxt || !emb2 || !lat || !z || !pcm || !sem || !gen))
+        st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    if (!st) st = vx_dpm_init(&dpm, &m->cfg, o->n_steps, err);
+    if (!st) st = vx_kv_init(&kv, tf, 2, maxpos, err); /* slot 0: positive, 1: negative */
+    if (!st) st = vx_vv_vae_stream_new(m->acoustic, &ast, err);
+    if (!st) st = vx_vv_vae_stream_new(m->semantic, &sst, err);
+    if (!st) st = prompt_embeds(m, in, o, x, err);
+    if (!st) st = vx_tf_forward(tf, &kv, (const int[]){0}, 1, L, x, o->nthreads, NULL, NULL, err);
+    if (st) goto done;
+    vx_tf_final_norm(tf, hpos, x + (L - 1) * H, 1);
+
+    for (int64_t step = 0; step < max_steps; step++) {
+        float lg[4];
+        vx_vv_lm_logits_subset(&m->lm, hpos, by_id, 4, lg);
+        int best = 0;
+        for (int i = 1; i < 4; i++)
+            if (lg[i] > lg[best]) best = i;
+        const int32_t tok = by_id[best];
+        gen[ngen++] = tok;
+        if (o->trace) {
+            float row[4];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++)
+                    if (by_id[j] == want[i]) row[i] = lg[j];
+            if (flist_add(&tr[TR_LOGITS], row, 4)) goto oom;
+        }
+        if (o->on_token && o->on_token(o->user, step, tok)) {
+            st = vx_fail(err, VOCIS_E_CANCELLED, "cancelled");
+            goto done;
+        }
+        const int finished = tok == pr->eos_id || step + 1 >= max_steps;
+        if (tok == pr->speech_end_id) {
+            vx_vv_vae_stream_reset(ast);
+            vx_vv_vae_stream_reset(sst);
+        }
+        /* the negative consumed this step's input speculatively; only a diffusion step keeps it */
+        if (step > 0 && tok != pr->speech_diffusion_id) kv.len[1]--;
+        if (tok == pr->speech_start_id && !finished) vx_kv_reset(&kv, 1);
+        const int64_t tid = tok;
+        vx_vv_lm_embed(&m->lm, &tid, 1, nxt);
+
+        if (tok == pr->speech_diffusion_id) {
+            if (step == 0) { /* the negative starts from its own speech_start at position 0 */
+                const int64_t ss = pr->speech_start_id;
+                vx_vv_lm_embed(&m->lm, &ss, 1, pair);
+                if ((st = vx_tf_forward(tf, &kv, (const int[]){1}, 1, 1, pair, o->nthreads, NULL, NULL, err)))
+                    goto done;
+                vx_tf_final_norm(tf, hneg, pair, 1);
+            }
+            const float *inj =
+                o->inj_frame_noise && nframes < o->n_inj_frames ? o->inj_frame_noise + nframes * 2 * D : NULL;
+            vx_vv_sample_trace t = {.init_noise = noise_used};
+            if ((st = vx_vv_sample_latent(m->head, &dpm, hpos, hneg, o->cfg_scale, o->rng, inj, lat, &t,
+                                          o->nthreads, err)))
+                goto done;
+            for (int64_t i = 0; i < D; i++) z[i] = lat[i] / m->scaling - m->bias;
+            if ((st = vx_vv_vae_decode_step(m->acoustic, ast, z, pcm, o->nthreads, err))) goto done;
+            if ((st = vx_vv_vae_encode_step(m->semantic, sst, pcm, sem, o->nthreads, err))) goto done;
+            if ((st = vx_vv_connector_run(&m->ac_conn, lat, 1, nxt, o->nthreads, err))) goto done;
+            if ((st = vx_vv_connector_run(&m->se_conn, sem, 1, emb2, o->nthreads, err))) goto done;
+            if (o->trace) {
+                const float *rows[TR_LOGITS] = {noise_used, hpos, hneg, lat, z, pcm, sem, nxt, emb2};
+                const int64_t len[TR_LOGITS] = {2 * D, H, H, D, D, hop, SD, H, H};
+                for (int i = 0; i < TR_LOGITS; i++)
+                    if (flist_add(&tr[i], rows[i], len[i])) goto oom;
+            }
+            for (int64_t i = 0; i < H; i++) nxt[i] += emb2[i];
+            if (flist_add(&out, pcm, hop)) goto oom;
+            nframes++;
+            if (o->on_audio && o->on_audio(o->user, pcm, hop)) {
+                st = vx_fail(err, VOCIS_E_CANCELLED, "cancelled");
+                goto done;
+            }
+        }
+        if (finished) break;
+        if (o->max_seconds > 0 && (double)out.n >= o->max_seconds * 24000.0) break;
+        /* next step: positive and (speculatively) negative consume the same input in one forward */
+        memcpy(inp, nxt, sizeof(float) * (size_t)H);
+        memcpy(pair, inp, sizeof(float) * (size_t)H);
+        memcpy(pair + H, inp, sizeof(float) * (size_t)H);
+        if ((st = vx_tf_forward(tf, &kv, (const int[]){0, 1}, 2, 1, pair, o->nthreads, NULL, NULL, err))) goto done;
+        vx_tf_final_norm(tf, hpos, pair, 1);
+        vx_tf_final_norm(tf, hneg, pair + H, 1);
+    }
+
+    if (o->trace) {
+        const int64_t frame_shape[TR_LOGITS][3] = {{nframes, 2, D}, {nframes, H, 0}, {nframes, H, 0},
+                                                  {nframes, D, 0},  {nframes, 1, D}, {nframes, 1, hop},
+                                                  {nframes, 1, SD}, {nframes, 1, H}, {nframes, 1, H}};
+        const int nd[TR_LOGITS] = {3, 2, 2, 2, 3, 3, 3, 3, 3};
+        for (int i = 0; i < TR_LOGITS && !st; i++)
+            if (nframes > 0) st = vx_st_writer_add(o->trace, tr_names[i], VX_F32, nd[i], frame_shape[i], tr[i].v, err);
+        if (!st) st = vx_st_writer_add(o->trace, tr_names[TR_LOGITS], VX_F32, VX_DIMS(ngen, 4), tr[TR_LOGITS].v, err);
+        int64_t *seq = malloc(sizeof(int64_t) * (size_t)(L + ngen));
+        if (!seq) goto oom;
+        for (int64_t i = 0; i < L; i++) seq[i] = in->input_ids[i];
+        for (int64_t i = 0; i < ngen; i++) seq[L + i] = gen[i];
+        if (!st) st = vx_st_writer_add(o->trace, "sequences", VX_I64, VX_DIMS(1, L + ngen), seq, err);
+        if (!st) st = vx_st_writer_add(o->trace, "generated_ids", VX_I64, VX_DIMS(ngen), seq + L, err);
+        if (!st && out.n > 0) st = vx_st_writer_add(o->trace, "audio", VX_F32, VX_DIMS(1, out.n), out.v, err);
+        free(seq);
+        if (st) goto done;
+    }
+    *audio = out.v;
+    *n_audio = out.n;
+    out.v = NULL;
+    if (out_ids) {
+        *out_ids = gen;
+        gen = NULL;
+    }
+    if (n_ids) *n_ids = ngen;
+    goto done;
+oom:
+    st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+done:
+    free(out.v);
+    for (int i = 0; i < TR_N; i++) free(tr[i].v);
+    free(x), free(pair), free(inp), free(hpos), free(hneg), free(nxt), free(emb2), free(lat), free(z), free(pcm),
+        free(sem), free(gen);
+    vx_vv_vae_stream_free(ast);
+    vx_vv_vae_stream_free(sst);
+    vx_kv_free(&kv);
+    vx_dpm_free(&dpm);
+    return st;
+}

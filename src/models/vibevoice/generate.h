@@ -1,0 +1,80 @@
+/* VibeVoice-1.5B / 7B text-to-speech: the model as a whole and upstream's
+ * generate() loop (spec §3.5, §10, §13).
+ *
+ *   prompt ids ─ embed ─┬──────────────────────────── positive LM ─ h ─ argmax over 4 ids ─ token
+ *   voices ─ acoustic encoder ─ gaussian sample ─ (z+b)·s ─ acoustic connector ─┘ (spliced at the placeholders)
+ *   token = speech_diffusion:  latent f = DPM-Solver++(head, h, h_neg, CFG)
+ *                              pcm = acoustic decoder stream(f/s − b)          → 3200 samples out
+ *                              next input = acoustic_connector(f) + semantic_connector(semantic stream(pcm))
+ *   h_neg: a negative LM (same weights, own KV cache) fed only the inputs of diffusion steps,
+ *          reset at every generated speech_start; the pair runs as one two-sequence forward.
+ *   speech_end resets the decoder and semantic streams; eos (or the 2 × prompt cap) ends. */
+#ifndef VX_VV_GENERATE_H
+#define VX_VV_GENERATE_H
+
+#include <stdint.h>
+
+#include "base/rng.h"
+#include "io/safetensors.h"
+#include "models/vibevoice/config.h"
+#include "models/vibevoice/diffusion.h"
+#include "models/vibevoice/dpm_solver.h"
+#include "models/vibevoice/lm.h"
+#include "models/vibevoice/processor.h"
+#include "models/vibevoice/vae.h"
+#include "text/tokenizer.h"
+
+typedef struct vx_vv_model {
+    vx_vv_config cfg;
+    vx_weights *w;
+    vx_tokenizer *tok;
+    vx_vv_processor proc;
+    vx_vv_lm lm;
+    vx_vv_vae *acoustic; /* encoder + decoder */
+    vx_vv_vae *semantic; /* encoder */
+    vx_vv_connector ac_conn, se_conn;
+    vx_vv_diffhead *head;
+    float scaling, bias; /* model.speech_scaling_factor, model.speech_bias_factor */
+} vx_vv_model;
+
+/* Loads a release folder: config.json, preprocessor_config.json, the
+ * (sharded) safetensors and tokenizer.json. */
+vocis_status vx_vv_model_load(vx_vv_model *m, const char *dir, vx_err *err);
+void vx_vv_model_free(vx_vv_model *m);
+
+/* Processor inputs for a script (text, "Speaker N: ..." lines) and one voice
+ * recording per speaker (read as librosa.load(path, sr=24000) does; at most
+ * VX_VV_VOICE_MAX_SECONDS of each). warn (may be NULL) gets one-line notes. */
+#define VX_VV_VOICE_MAX_SECONDS 600.0
+vocis_status vx_vv_prepare(const vx_vv_model *m, const char *script, size_t len, const char *const *voice_paths,
+                           int n_voices, vx_vv_warn_fn warn, void *warn_user, vx_vv_inputs *out, vx_err *err);
+
+typedef struct vx_vv_gen_opts {
+    float cfg_scale;        /* 1.3 in upstream's demos */
+    int n_steps;            /* DPM-Solver steps (10 in the demos) */
+    int64_t max_new_tokens; /* <= 0: upstream's cap min(max_positions − L, 2·L) */
+    double max_seconds;     /* > 0: also stop once this much audio has been generated */
+    vx_rng *rng;            /* noise source (torch.manual_seed stream) */
+    /* injected noise instead of rng draws (debug stages / golden tests), any may be NULL */
+    const float *inj_prompt_std_noise; /* [V] */
+    const float *inj_prompt_noise;     /* [V][F][vae] */
+    const float *inj_frame_noise;      /* [n_inj_frames][2][vae] */
+    int64_t n_inj_frames;
+    /* called with each decoded frame (3200 samples) as soon as it exists; non-zero cancels */
+    int (*on_audio)(void *user, const float *pcm, int64_t n);
+    /* called after each generated token; non-zero cancels */
+    int (*on_token)(void *user, int64_t step, int32_t token);
+    void *user;
+    vx_st_writer *trace; /* NULL, or receives golden-named tensors of 08_e2e */
+    int nthreads;
+} vx_vv_gen_opts;
+
+void vx_vv_gen_opts_default(vx_vv_gen_opts *o);
+
+/* Runs generate() on processed inputs. *audio (malloc'd) receives the
+ * concatenated frames (24 kHz), *ids (malloc'd, may be NULL) the generated
+ * token ids. */
+vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const vx_vv_gen_opts *o, float **audio,
+                            int64_t *n_audio, int32_t **ids, int64_t *n_ids, vx_err *err);
+
+#endif

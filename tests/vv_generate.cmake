@@ -1,0 +1,1 @@
+vocis_script_test(golden_vv_generate golden/vv_generate.sh)
