@@ -135,3 +135,11 @@ void vx_rng_randn(vx_rng *r, float *out, size_t n) {
         box_muller_16(tail);
     }
 }
+
+float vx_rand_pm1(uint64_t *s) {
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    const uint64_t r = *s * 0x2545F4914F6CDD1DULL;
+    return (float)((double)(r >> 40) / (double)(1ULL << 23) - 1.0);
+}

@@ -41,4 +41,8 @@ void vx_rng_randn(vx_rng *r, float *out, size_t n);
  * storage, so draw B·C·T values here and read them as [B][C][T]. */
 void vx_rng_randn_scalar(vx_rng *r, float *out, size_t n);
 
+/* Not torch: a fast xorshift64* stream, uniform in [−1, 1), for filling
+ * synthetic (benchmark) weights. *state must not be 0. */
+float vx_rand_pm1(uint64_t *state);
+
 #endif

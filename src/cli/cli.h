@@ -32,6 +32,8 @@ int bench_s3gen(int argc, char **argv);
 int bench_speak(int argc, char **argv);
 /* `vocis bench clone` (cmd_bench_clone.c). */
 int bench_clone(int argc, char **argv);
+/* `vocis bench vibevoice` (cmd_bench_vv.c). */
+int bench_vibevoice(int argc, char **argv);
 int cmd_speak(int argc, char **argv);
 int cmd_voice(int argc, char **argv);
 

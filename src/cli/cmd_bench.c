@@ -225,7 +225,8 @@ int cmd_bench(int argc, char **argv) {
                    "  qwen2  VibeVoice Qwen2 LM prefill and decode throughput\n"
                    "  s3gen  Chatterbox S3Gen flow (encoder, CFM steps) + HiFT, real-time factor\n"
                    "  speak  Chatterbox end to end (T3 + S3Gen + HiFT), real-time factor\n"
-                   "  clone  Chatterbox voice cloning of a 10 s reference (all front ends)\n");
+                   "  clone  Chatterbox voice cloning of a 10 s reference (all front ends)\n"
+                   "  vibevoice  VibeVoice per-frame generation cost and real-time factor\n");
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "t3")) return bench_t3(argc - 1, argv + 1);
@@ -233,5 +234,6 @@ int cmd_bench(int argc, char **argv) {
     if (!strcmp(argv[1], "s3gen")) return bench_s3gen(argc - 1, argv + 1);
     if (!strcmp(argv[1], "speak")) return bench_speak(argc - 1, argv + 1);
     if (!strcmp(argv[1], "clone")) return bench_clone(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "vibevoice")) return bench_vibevoice(argc - 1, argv + 1);
     return cli_error("bench", "unknown benchmark '%s' (see vocis bench --help)", argv[1]), 2;
 }

@@ -34,3 +34,27 @@ finish() {
     [ $fails -eq 0 ] || { echo "$fails case(s) failed"; exit 1; }
     echo "all bad-input cases handled"
 }
+
+# mkst FILE NAME SHAPE_JSON NBYTES: a safetensors file with one zero-filled F32 tensor.
+# expect_fail WHAT PATTERN CMD...: like expect_error, but exits the script at the first failure.
+mkst() { # FILE NAME SHAPE_JSON NBYTES: a safetensors file with one zero-filled F32 tensor
+    local hdr="{\"$2\":{\"dtype\":\"F32\",\"shape\":$3,\"data_offsets\":[0,$4]}}"
+    local n=${#hdr}
+    printf "$(printf '\\x%02x\\x%02x\\x00\\x00\\x00\\x00\\x00\\x00' $((n & 255)) $((n >> 8)))" >"$1"
+    printf '%s' "$hdr" >>"$1"
+    head -c "$4" /dev/zero >>"$1"
+}
+expect_fail() { # WHAT PATTERN command...
+    local what=$1 pat=$2
+    shift 2
+    if "$@" 2>"$SCRATCH/err.txt"; then
+        echo "FAIL $what: succeeded"
+        exit 1
+    fi
+    if [ "$(wc -l <"$SCRATCH/err.txt")" -ne 1 ] || ! grep -q -- "$pat" "$SCRATCH/err.txt"; then
+        echo "FAIL $what: expected one line with '$pat', got:"
+        cat "$SCRATCH/err.txt"
+        exit 1
+    fi
+    echo "ok   $what: $(cat "$SCRATCH/err.txt")"
+}

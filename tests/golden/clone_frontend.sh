@@ -16,10 +16,8 @@ G=$DATA/chatterbox/golden
 "$CMP" "$G/05_ref_mel24k.safetensors" "$SCRATCH/mel.safetensors" mel:1e-3
 
 # A waveform too short for the reflect padding is refused with one line, and no output is left.
-printf '{"ref_24k":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}' >"$SCRATCH/hdr.json"
-len=$(wc -c <"$SCRATCH/hdr.json")
-{ printf "$(printf '\\x%02x\\x%02x\\x00\\x00\\x00\\x00\\x00\\x00' $((len & 255)) $((len >> 8)))"; cat "$SCRATCH/hdr.json";
-  head -c 16 /dev/zero; } >"$SCRATCH/short.safetensors"
+. "$(dirname "$0")/../cli/lib.sh" # mkst
+mkst "$SCRATCH/short.safetensors" ref_24k "[4]" 16
 rm -f "$SCRATCH/bad.safetensors"
 if "$VOCIS" debug ref-mel --model "$M" --in "$SCRATCH/short.safetensors" --out "$SCRATCH/bad.safetensors" 2>"$SCRATCH/err.txt"; then
     echo "FAIL: a 4-sample reference was accepted"; exit 1

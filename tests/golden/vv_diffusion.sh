@@ -48,27 +48,7 @@ T20=$(loop_tols 20 4.5e-5 2.5e-5 3.3e-5 4.6e-5 4.5e-5 4.6e-5 4.5e-5)
 "$CMP" "$G7" "$SCRATCH/s20.safetensors" s20_loop_init_noise:1e-6 $T20
 
 # bad inputs: non-zero exit and a one-line message naming the problem
-mkst() { # FILE NAME SHAPE_JSON NBYTES: a safetensors file with one zero-filled F32 tensor
-    local hdr="{\"$2\":{\"dtype\":\"F32\",\"shape\":$3,\"data_offsets\":[0,$4]}}"
-    local n=${#hdr}
-    printf "$(printf '\\x%02x\\x%02x\\x00\\x00\\x00\\x00\\x00\\x00' $((n & 255)) $((n >> 8)))" >"$1"
-    printf '%s' "$hdr" >>"$1"
-    head -c "$4" /dev/zero >>"$1"
-}
-expect_fail() { # WHAT PATTERN command...
-    local what=$1 pat=$2
-    shift 2
-    if "$@" 2>"$SCRATCH/err.txt"; then
-        echo "FAIL $what: succeeded"
-        exit 1
-    fi
-    if [ "$(wc -l <"$SCRATCH/err.txt")" -ne 1 ] || ! grep -q -- "$pat" "$SCRATCH/err.txt"; then
-        echo "FAIL $what: expected one line with '$pat', got:"
-        cat "$SCRATCH/err.txt"
-        exit 1
-    fi
-    echo "ok   $what: $(cat "$SCRATCH/err.txt")"
-}
+. "$(dirname "$0")/../cli/lib.sh" # mkst, expect_fail
 mkst "$SCRATCH/bad_cond.safetensors" pos_condition "[1,5]" 20
 mkst "$SCRATCH/bad_ac.safetensors" acoustic_in "[1,2,5]" 40
 expect_fail "--steps 0" "--steps" \

@@ -26,27 +26,7 @@ G4=$DATA/vibevoice/golden/04_semantic_encoder.safetensors
 "$CMP" "$G4" "$SCRATCH/sem.safetensors" features_whole:6.3e-5 features_streaming:5.5e-5
 
 # bad inputs: non-zero exit and a one-line message naming the problem
-mkst() { # FILE NAME SHAPE_JSON NBYTES: a safetensors file with one zero-filled F32 tensor
-    local hdr="{\"$2\":{\"dtype\":\"F32\",\"shape\":$3,\"data_offsets\":[0,$4]}}"
-    local n=${#hdr}
-    printf "$(printf '\\x%02x\\x%02x\\x00\\x00\\x00\\x00\\x00\\x00' $((n & 255)) $((n >> 8)))" >"$1"
-    printf '%s' "$hdr" >>"$1"
-    head -c "$4" /dev/zero >>"$1"
-}
-expect_fail() { # WHAT PATTERN command...
-    local what=$1 pat=$2
-    shift 2
-    if "$@" 2>"$SCRATCH/err.txt"; then
-        echo "FAIL $what: succeeded"
-        exit 1
-    fi
-    if [ "$(wc -l <"$SCRATCH/err.txt")" -ne 1 ] || ! grep -q -- "$pat" "$SCRATCH/err.txt"; then
-        echo "FAIL $what: expected one line with '$pat', got:"
-        cat "$SCRATCH/err.txt"
-        exit 1
-    fi
-    echo "ok   $what: $(cat "$SCRATCH/err.txt")"
-}
+. "$(dirname "$0")/../cli/lib.sh" # mkst, expect_fail
 mkst "$SCRATCH/bad_lat.safetensors" latents "[1,5,63]" 1260
 mkst "$SCRATCH/empty_sem.safetensors" input_audio "[0]" 0
 mkst "$SCRATCH/empty_ac.safetensors" input_audio "[2,0]" 0

@@ -42,13 +42,6 @@ static vocis_status own(ldr *L, void *p) {
     return VOCIS_OK;
 }
 
-static float rnd_uniform(uint64_t *s) { /* xorshift64*, [-1, 1) */
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    uint64_t r = *s * 0x2545F4914F6CDD1DULL;
-    return (float)((double)(r >> 40) / (double)(1ULL << 23) - 1.0);
-}
 
 /* Fetch a tensor by name with an exact shape. */
 static vocis_status get(ldr *L, vx_tensor *t, int kind, int ndim, const int64_t *shape, const char *fmt, ...)
@@ -75,7 +68,7 @@ static vocis_status get(ldr *L, vx_tensor *t, int kind, int ndim, const int64_t 
     else if (kind == K_BIAS || kind == K_SMALL) a = 0.05f;
     else if (kind == K_GAMMA) a = 0.1f;
     for (int64_t i = 0; i < n; i++) {
-        float v = a * rnd_uniform(&L->rng) + (kind == K_GAMMA ? 1.0f : 0.0f);
+        float v = a * vx_rand_pm1(&L->rng) + (kind == K_GAMMA ? 1.0f : 0.0f);
         if (t->dtype == VX_F32) ((float *)buf)[i] = v;
         else if (t->dtype == VX_F16) ((uint16_t *)buf)[i] = vx_f32_to_f16(v);
         else ((uint16_t *)buf)[i] = vx_f32_to_bf16(v);

@@ -15,6 +15,8 @@
  *    even, +1, token = Σ h_i·3^i. */
 #include "models/chatterbox/s3tokenizer.h"
 
+#include "base/rng.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,13 +89,6 @@ static float *own_f32(vx_s3tok *t, size_t n, vx_err *err, const char *what) {
     return p;
 }
 
-static float rnd_uniform(uint64_t *s) { /* xorshift64*, [-1, 1) */
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    uint64_t r = *s * 0x2545F4914F6CDD1DULL;
-    return (float)((double)(r >> 40) / (double)(1ULL << 23) - 1.0);
-}
 
 /* A tensor by name with the expected shape (−1 = any, checkpoint only), or a synthetic f32 one. */
 static vocis_status get(ldr *L, vx_tensor *t, int kind, int ndim, const int64_t *shape, const char *fmt, ...)
@@ -113,7 +108,7 @@ static vocis_status get(ldr *L, vx_tensor *t, int kind, int ndim, const int64_t 
     float *p = own_f32(L->t, (size_t)n, L->err, name);
     if (!p) return L->err->code;
     float a = kind == K_MAT ? sqrtf(3.0f / (float)(n / shape[0])) : kind == K_GAMMA ? 0.1f : 0.05f;
-    for (int64_t i = 0; i < n; i++) p[i] = a * rnd_uniform(&L->rng) + (kind == K_GAMMA ? 1.0f : 0.0f);
+    for (int64_t i = 0; i < n; i++) p[i] = a * vx_rand_pm1(&L->rng) + (kind == K_GAMMA ? 1.0f : 0.0f);
     t->data = p;
     return VOCIS_OK;
 }

@@ -86,6 +86,38 @@ vocis_status vx_vv_lm_preset(const char *name, vx_vv_config *c, vx_err *err) {
     c->head_dim = c->hidden_size / c->num_attention_heads;
     c->rope_theta = 1e6;
     c->rms_norm_eps = 1e-6f;
+    snprintf(c->model_type, sizeof c->model_type, "vibevoice");
+    /* tokenizers (the same in every release; spec §2.3) */
+    static const int ratios[6] = {8, 5, 5, 4, 2, 2}, depths[7] = {3, 3, 3, 3, 3, 3, 8};
+    for (int k = 0; k < 2; k++) {
+        vx_vv_tokenizer_config *t = k ? &c->semantic : &c->acoustic;
+        t->present = 1, t->channels = 1, t->vae_dim = k ? 128 : 64, t->fix_std = k ? 0.0f : 0.5f;
+        snprintf(t->std_dist_type, sizeof t->std_dist_type, "%s", k ? "none" : "gaussian");
+        t->causal = 1;
+        snprintf(t->mixer_layer, sizeof t->mixer_layer, "depthwise_conv");
+        snprintf(t->layernorm, sizeof t->layernorm, "RMSNorm");
+        t->layernorm_eps = 1e-5f, t->layernorm_elementwise_affine = 1, t->conv_bias = 1;
+        snprintf(t->conv_norm, sizeof t->conv_norm, "none");
+        snprintf(t->pad_mode, sizeof t->pad_mode, "constant");
+        t->disable_last_norm = 1, t->layer_scale_init_value = 1e-6f;
+        t->enc_n_filters = 32, t->enc_n_ratios = 6, t->enc_n_depths = 7;
+        memcpy(t->enc_ratios, ratios, sizeof ratios);
+        memcpy(t->enc_depths, depths, sizeof depths);
+        if (!k) {
+            t->dec_n_filters = 32, t->dec_n_ratios = 6, t->dec_n_depths = 7;
+            memcpy(t->dec_ratios, ratios, sizeof ratios);
+            for (int i = 0; i < 7; i++) t->dec_depths[i] = depths[6 - i];
+        }
+        t->hop = 3200;
+    }
+    c->acoustic_vae_dim = 64, c->semantic_vae_dim = 128;
+    c->diffusion.hidden_size = c->hidden_size, c->diffusion.head_layers = 4, c->diffusion.head_ffn_ratio = 3.0f;
+    c->diffusion.ffn_dim = c->hidden_size * 3, c->diffusion.rms_norm_eps = 1e-5f, c->diffusion.latent_size = 64;
+    snprintf(c->diffusion.prediction_type, sizeof c->diffusion.prediction_type, "v_prediction");
+    c->diffusion.ddpm_num_steps = 1000, c->diffusion.ddpm_num_inference_steps = 20;
+    snprintf(c->diffusion.ddpm_beta_schedule, sizeof c->diffusion.ddpm_beta_schedule, "cosine");
+    c->pp.speech_tok_compress_ratio = 3200, c->pp.db_normalize = 1, c->pp.sampling_rate = 24000;
+    c->pp.target_dB_FS = -25.0f, c->pp.eps = 1e-6f;
     snprintf(c->path, sizeof c->path, "synthetic-%s", name);
     return VOCIS_OK;
 }

@@ -32,7 +32,8 @@ void vx_vv_lm_logits_subset(const vx_vv_lm *lm, const float *h, const int32_t *i
  * from vx_vv_lm_preset), as a weight set for vx_vv_lm_init. */
 vocis_status vx_vv_lm_synthetic_weights(const vx_vv_config *c, vx_dtype dt, uint64_t seed, vx_weights **out,
                                         vx_err *err);
-/* Qwen2 dimensions of the released models: "1.5b" or "7b". */
+/* The configuration of the released models, "1.5b" or "7b": Qwen2 dims,
+ * the tokenizers, diffusion head and preprocessor (as their config.json). */
 vocis_status vx_vv_lm_preset(const char *name, vx_vv_config *c, vx_err *err);
 
 /* Opens DIR/model.safetensors.index.json (sharded) or DIR/model.safetensors. */

@@ -136,24 +136,29 @@ typedef struct loader {
 
 static vocis_status get(loader *L, int ndim, const int64_t *shape, vx_tensor *t, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* prefix + formatted tensor name */
+static void full_name(const loader *L, char *full, size_t cap, const char *fmt, va_list ap) {
+    char name[512];
+    vsnprintf(name, sizeof name, fmt, ap);
+    snprintf(full, cap, "%s%s", L->pre, name);
+}
+
 static vocis_status get(loader *L, int ndim, const int64_t *shape, vx_tensor *t, const char *fmt, ...) {
-    char name[512], full[800];
+    char full[800];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
+    full_name(L, full, sizeof full, fmt, ap);
     va_end(ap);
-    snprintf(full, sizeof full, "%s%s", L->pre, name);
     return vx_weights_expect(L->w, VX_FLOATS, ndim, shape, t, L->err, "%s", full);
 }
 
 static int has(loader *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int has(loader *L, const char *fmt, ...) {
-    char name[512], full[800];
+    char full[800];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
+    full_name(L, full, sizeof full, fmt, ap);
     va_end(ap);
-    snprintf(full, sizeof full, "%s%s", L->pre, name);
     return vx_weights_has(L->w, full);
 }
 

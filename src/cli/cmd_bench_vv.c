@@ -1,0 +1,209 @@
+/* `vocis bench vibevoice --synthetic 1.5b|7b`: the per-frame cost of VibeVoice's generation
+ * loop on random weights at the release's dimensions and dtype (BF16), split into its parts:
+ * the positive/negative LM pair step (at a given context), the diffusion head's N DPM-Solver
+ * steps with CFG, the streaming acoustic decode and semantic encode of one 3200-sample frame,
+ * and the two connectors. A frame is 133 ms of audio, so rtf = frame time / 0.1333 s.
+ * Plus the one-off prompt costs: encoding a 10 s voice and prefilling the prompt. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/threads.h"
+#include "cli/bench_util.h"
+#include "cli/cli.h"
+#include "models/synthetic.h"
+#include "models/vibevoice/diffusion.h"
+#include "models/vibevoice/dpm_solver.h"
+#include "models/vibevoice/lm.h"
+#include "models/vibevoice/vae.h"
+
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* median (min, max) of v[0..n) in ms */
+static void print_ms(const char *name, double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    printf("%s: %.1f ms (min %.1f, max %.1f)\n", name, 1e3 * v[n / 2], 1e3 * v[0], 1e3 * v[n - 1]);
+}
+
+typedef struct vv_parts {
+    vx_vv_config cfg;
+    vx_weights *lm_w, *head_w;
+    vx_vv_lm lm;
+    int has_lm;
+    vx_vv_diffhead *head;
+    vx_vv_connector ac, se;
+    vx_vv_vae *acoustic, *semantic;
+} vv_parts;
+
+static void parts_free(vv_parts *p) {
+    vx_vv_vae_free(p->semantic);
+    vx_vv_vae_free(p->acoustic);
+    vx_vv_connector_free(&p->se);
+    vx_vv_connector_free(&p->ac);
+    vx_vv_diffhead_free(p->head);
+    if (p->has_lm) vx_vv_lm_free(&p->lm);
+    vx_weights_close(p->head_w);
+    vx_weights_close(p->lm_w);
+}
+
+static vocis_status parts_new(vv_parts *p, const char *size, vx_dtype dt, vx_err *err) {
+    memset(p, 0, sizeof *p);
+    VX_TRY(vx_vv_lm_preset(size, &p->cfg, err));
+    const vx_vv_config *c = &p->cfg;
+    VX_TRY(vx_vv_lm_synthetic_weights(c, dt, 1234, &p->lm_w, err));
+    VX_TRY(vx_vv_lm_init(&p->lm, p->lm_w, c, "model.language_model.", err));
+    p->has_lm = 1;
+    vx_synth *s = vx_synth_new(99);
+    if (!s) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    vocis_status st = vx_vv_diffusion_synth_add(s, c->hidden_size, c->diffusion.ffn_dim, c->diffusion.head_layers,
+                                                c->acoustic_vae_dim, c->semantic_vae_dim, dt, err);
+    if (!st) st = vx_synth_open(s, &p->head_w, err);
+    vx_synth_free(s);
+    if (!st) st = vx_vv_diffhead_load(p->head_w, c, &p->head, err);
+    if (!st) st = vx_vv_connector_load(p->head_w, "model.acoustic_connector.", &p->ac, err);
+    if (!st) st = vx_vv_connector_load(p->head_w, "model.semantic_connector.", &p->se, err);
+    if (!st) st = vx_vv_vae_random(&c->acoustic, VX_VV_VAE_ENCODER_DECODER, 7, &p->acoustic, err);
+    if (!st) st = vx_vv_vae_random(&c->semantic, VX_VV_VAE_ENCODER, 8, &p->semantic, err);
+    return st;
+}
+
+int bench_vibevoice(int argc, char **argv) {
+    const char *size = NULL, *dtype = "bf16";
+    int threads = 0, frames = 12, steps = 10, ctx = 1024, prefill = 512;
+    const cli_opt opts[] = {
+        {"--synthetic", CLI_STR, &size, "random weights at the dims of VibeVoice 1.5b or 7b (required)", 0, -1},
+        {"--dtype", CLI_STR, &dtype, "weight dtype: bf16 (default, as released), f16, f32", 0, -1},
+        {"--frames", CLI_INT, &frames, "timed frames after one warm-up (12)", 1, 1000},
+        {"--diffusion-steps", CLI_INT, &steps, "DPM-Solver steps per frame (10)", 1, 999},
+        {"--context", CLI_INT, &ctx, "positions already in the LM caches (1024)", 1, 65536},
+        {"--prefill", CLI_INT, &prefill, "prompt length for the prefill figure (512)", 1, 65536},
+        {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
+    };
+    int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
+                      "usage: vocis bench vibevoice --synthetic 1.5b|7b [--frames N] [--diffusion-steps N]\n"
+                      "                             [--context N] [--threads N]\n\n"
+                      "Per-frame time of VibeVoice's generation loop (LM pair step, diffusion, acoustic decode,\n"
+                      "semantic encode, connectors) and rtf = frame time / 133 ms, on random weights at the\n"
+                      "release's dimensions; plus encoding a 10 s voice and the prompt prefill.");
+    if (r) return r == 1 ? 0 : 2;
+    if (!size) return cli_error("bench vibevoice", "--synthetic 1.5b|7b is required"), 2;
+    vx_dtype dt;
+    if (bench_parse_dtype(dtype, &dt)) return cli_error("bench vibevoice", "--dtype must be bf16, f16 or f32"), 2;
+    if (threads <= 0) threads = vx_default_threads();
+
+    vx_err err = {0};
+    vv_parts p;
+    double t0 = bench_now_s();
+    vocis_status st = parts_new(&p, size, dt, &err);
+    if (st) {
+        parts_free(&p);
+        return cli_error("bench vibevoice", "%s", err.msg);
+    }
+    const vx_tf *tf = &p.lm.tf;
+    const int64_t H = tf->dim, D = p.cfg.acoustic_vae_dim, SD = p.cfg.semantic_vae_dim, hop = 3200;
+    printf("model: synthetic VibeVoice-%s (%d layers, hidden %lld), %s weights, %d threads\n", size, tf->n_layers,
+           (long long)H, dtype, threads);
+    printf("setup: %.1f s\n", bench_now_s() - t0);
+    fflush(stdout);
+
+    vx_dpm dpm = {0};
+    vx_kv_cache kv = {0};
+    vx_vv_vae_stream *ast = NULL, *sst = NULL;
+    const int n_parts = 5;
+    double *tv = calloc((size_t)(n_parts + 1) * (size_t)frames, sizeof(double));
+    float *pair = malloc(sizeof(float) * (size_t)(2 * H)), *hp = malloc(sizeof(float) * (size_t)H);
+    float *hn = malloc(sizeof(float) * (size_t)H), *lat = malloc(sizeof(float) * (size_t)D);
+    float *pcm = malloc(sizeof(float) * (size_t)hop), *sem = malloc(sizeof(float) * (size_t)SD);
+    float *e1 = malloc(sizeof(float) * (size_t)H), *e2 = malloc(sizeof(float) * (size_t)H);
+    float *voice = NULL, *mean = NULL, *x = NULL;
+    if (!tv || !pair || !hp || !hn || !lat || !pcm || !sem || !e1 || !e2) {
+        st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((st = vx_dpm_init(&dpm, &p.cfg, steps, &err))) goto done;
+    if ((st = vx_kv_init(&kv, tf, 2, 0, &err)) || (st = vx_kv_reserve(&kv, ctx + frames + 8, &err))) goto done;
+    for (int l = 0; l < tf->n_layers; l++)
+        for (int q = 0; q < 2; q++) {
+            float *k = kv.k[(size_t)l * 2 + q], *v = kv.v[(size_t)l * 2 + q];
+            for (int64_t i = 0; i < (int64_t)ctx * kv.kv_dim; i++) k[i] = v[i] = 0.01f * (float)((i * 7) % 13 - 6);
+        }
+    kv.len[0] = kv.len[1] = ctx;
+    if ((st = vx_vv_vae_stream_new(p.acoustic, &ast, &err)) || (st = vx_vv_vae_stream_new(p.semantic, &sst, &err)))
+        goto done;
+    vx_rng rng;
+    vx_rng_seed(&rng, 42);
+    for (int64_t i = 0; i < 2 * H; i++) pair[i] = 0.01f * (float)(i % 17 - 8);
+    for (int f = -1; f < frames; f++) { /* f = -1: warm-up */
+        double t[n_parts + 1];
+        t[0] = bench_now_s();
+        /* LM pair step (the speculative negative rides along) + the 4 logits */
+        if ((st = vx_tf_forward(tf, &kv, (const int[]){0, 1}, 2, 1, pair, threads, NULL, NULL, &err))) goto done;
+        vx_tf_final_norm(tf, hp, pair, 1);
+        vx_tf_final_norm(tf, hn, pair + H, 1);
+        float lg[4];
+        vx_vv_lm_logits_subset(&p.lm, hp, (const int32_t[]){0, 1, 2, 3}, 4, lg);
+        t[1] = bench_now_s();
+        if ((st = vx_vv_sample_latent(p.head, &dpm, hp, hn, 1.3f, &rng, NULL, lat, NULL, threads, &err))) goto done;
+        t[2] = bench_now_s();
+        if ((st = vx_vv_vae_decode_step(p.acoustic, ast, lat, pcm, threads, &err))) goto done;
+        t[3] = bench_now_s();
+        if ((st = vx_vv_vae_encode_step(p.semantic, sst, pcm, sem, threads, &err))) goto done;
+        t[4] = bench_now_s();
+        if ((st = vx_vv_connector_run(&p.ac, lat, 1, e1, threads, &err)) ||
+            (st = vx_vv_connector_run(&p.se, sem, 1, e2, threads, &err)))
+            goto done;
+        t[5] = bench_now_s();
+        for (int64_t i = 0; i < H; i++) pair[i] = pair[H + i] = e1[i] + e2[i];
+        if (f < 0) continue;
+        for (int k = 0; k < n_parts; k++) tv[(size_t)k * frames + f] = t[k + 1] - t[k];
+        tv[(size_t)n_parts * frames + f] = t[n_parts] - t[0];
+    }
+    static const char *const names[5] = {"lm_pair_step", "diffusion", "acoustic_decode", "semantic_encode",
+                                         "connectors"};
+    double *total = tv + (size_t)n_parts * frames;
+    char label[64];
+    for (int k = 0; k < n_parts; k++) {
+        snprintf(label, sizeof label, "%s", names[k]);
+        if (k == 0) snprintf(label, sizeof label, "lm_pair_step_ctx%d", ctx);
+        else if (k == 1) snprintf(label, sizeof label, "diffusion_%dsteps", steps);
+        print_ms(label, tv + (size_t)k * frames, frames);
+    }
+    print_ms("frame", total, frames);
+    qsort(total, (size_t)frames, sizeof *total, cmp_double);
+    printf("rtf: %.2f (frame median / 133.3 ms; min %.2f, max %.2f)\n", total[frames / 2] / (hop / 24000.0),
+           total[0] / (hop / 24000.0), total[frames - 1] / (hop / 24000.0));
+    fflush(stdout);
+
+    /* one-off prompt costs */
+    const int64_t nv = 10 * 24000, fv = nv / hop;
+    voice = malloc(sizeof(float) * (size_t)nv);
+    mean = malloc(sizeof(float) * (size_t)(fv * D));
+    x = malloc(sizeof(float) * (size_t)((int64_t)prefill * H));
+    if (!voice || !mean || !x) {
+        st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int64_t i = 0; i < nv; i++) voice[i] = 0.1f * (float)((i * 37) % 101 - 50) / 50.0f;
+    double a = bench_now_s();
+    if ((st = vx_vv_vae_encode(p.acoustic, voice, 1, nv, mean, threads, NULL, &err))) goto done;
+    printf("voice_encode_10s: %.0f ms\n", 1e3 * (bench_now_s() - a));
+    for (int64_t i = 0; i < (int64_t)prefill * H; i++) x[i] = 0.01f * (float)(i % 23 - 11);
+    vx_kv_reset(&kv, 0);
+    a = bench_now_s();
+    if ((st = vx_tf_forward(tf, &kv, (const int[]){0}, 1, prefill, x, threads, NULL, NULL, &err))) goto done;
+    printf("prefill_%d: %.1f tokens/s\n", prefill, prefill / (bench_now_s() - a));
+    printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
+done:
+    free(tv), free(pair), free(hp), free(hn), free(lat), free(pcm), free(sem), free(e1), free(e2);
+    free(voice), free(mean), free(x);
+    vx_vv_vae_stream_free(ast);
+    vx_vv_vae_stream_free(sst);
+    vx_kv_free(&kv);
+    vx_dpm_free(&dpm);
+    parts_free(&p);
+    if (st) return cli_error("bench vibevoice", "%s", err.msg);
+    return 0;
+}
