@@ -25,51 +25,9 @@
 #include "text/sentences.h"
 #include "text/tokenizer.h"
 
-struct vocis_model {
-    char dir[4096];
-    int threads;
-    vx_err err;
-    vx_cb_config cfg;
-    vx_tokenizer *tok;
-    vx_t3 t3;
-    int has_t3;
-    /* S3Gen, loaded on first use */
-    vx_weights *s3gen_w;
-    vx_s3gen_flow *flow;
-    vx_hift *hift;
-    /* VibeVoice (when the folder holds one) */
-    vx_vv_model *vv;
-    /* voice cloning, loaded on first use; clones of files cached by path + size + mtime */
-    vx_cb_cloner cloner;
-    int has_cloner;
-    pthread_mutex_t clone_lock;
-    struct clone_entry *clones;
-    int nclones;
-};
+#include "api/internal.h"
 
-/* Where a voice came from (saved as metadata of a voice file). */
-typedef struct voice_source {
-    char name[256];      /* file name of the recording, "" if not cloned */
-    double seconds;      /* its duration (of what was read) */
-    int sample_rate;     /* its rate */
-    char warning[256];   /* advisory, "" when none */
-} voice_source;
-
-struct vocis_voice {
-    vx_cb_conds conds;
-    voice_source src;
-    char *audio_path; /* VibeVoice: the recording, read at synthesis */
-};
-
-#define CLONE_CACHE_MAX 16
-typedef struct clone_entry {
-    char path[4096];
-    int64_t size, mtime_ns;
-    vx_cb_conds conds;
-    voice_source src;
-} clone_entry;
-
-static int file_exists(const char *dir, const char *name) {
+int vx_api_file_exists(const char *dir, const char *name) {
     char p[4200];
     snprintf(p, sizeof p, "%s/%s", dir, name);
     return access(p, F_OK) == 0;
@@ -101,8 +59,8 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
     if (!dir || !*dir) return vx_fail(&m->err, VOCIS_E_ARG, "no model folder given");
     snprintf(m->dir, sizeof m->dir, "%s", dir);
     if (access(dir, F_OK) != 0) return vx_fail(&m->err, VOCIS_E_IO, "%s: model folder not found", dir);
-    if (file_exists(dir, "t3_cfg.safetensors")) return open_chatterbox(m, opts);
-    if (file_exists(dir, "config.json")) {
+    if (vx_api_file_exists(dir, "t3_cfg.safetensors")) return open_chatterbox(m, opts);
+    if (vx_api_file_exists(dir, "config.json")) {
         m->vv = calloc(1, sizeof *m->vv);
         if (!m->vv) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
         vocis_status st = vx_vv_model_load(m->vv, dir, &m->err);
@@ -289,7 +247,7 @@ static vx_t3_sampling t3_sampling_of(const vocis_t3_options *o, int (*on_token)(
                             o->max_new_tokens, o->greedy,     on_token, user};
 }
 
-static void seed_rng(vx_rng *rng, const vocis_t3_options *o) {
+void vx_api_seed_rng(vx_rng *rng, const vocis_t3_options *o) {
     vx_rng_seed(rng, o->seed >= 0 ? (uint64_t)o->seed : random_seed());
 }
 
@@ -320,7 +278,7 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
     if (st == VOCIS_OK) {
         vx_t3_sampling s = t3_sampling_of(&o, o.on_token, o.user);
         vx_rng rng;
-        seed_rng(&rng, &o);
+        vx_api_seed_rng(&rng, &o);
         int nt = 0;
         st = vx_t3_generate(&m->t3, &cond, ids, (int)nids, &s, &rng, m->threads, tokens, &nt, &m->err);
         *n = (size_t)nt;
@@ -361,7 +319,7 @@ void vocis_clone_options_default(vocis_clone_options *o) { o->exaggeration = 0.5
 
 const char *vocis_voice_warning(const vocis_voice *v) { return v ? v->src.warning : ""; }
 
-static vocis_status load_cloner(vocis_model *m) {
+vocis_status vx_api_load_cloner(vocis_model *m) {
     if (m->has_cloner) return VOCIS_OK;
     if (!m->has_t3) return vx_fail(&m->err, VOCIS_E_ARG, "voice cloning needs a Chatterbox model folder");
     char path[4200];
@@ -380,7 +338,7 @@ static const char *base_name(const char *path) {
 /* Clone 24 kHz samples into a new voice handle. */
 static vocis_status clone_24k(vocis_model *m, const float *wav, int64_t n, const voice_source *src, float exaggeration,
                               vocis_voice **out) {
-    VX_TRY(load_cloner(m));
+    VX_TRY(vx_api_load_cloner(m));
     vocis_voice *v = calloc(1, sizeof *v);
     if (!v) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
     v->src = *src;
@@ -524,7 +482,7 @@ void vocis_audio_free(vocis_audio *a) {
     memset(a, 0, sizeof *a);
 }
 
-static vocis_status load_s3gen(vocis_model *m) {
+vocis_status vx_api_load_s3gen(vocis_model *m) {
     if (m->flow && m->hift) return VOCIS_OK;
     char path[4200];
     snprintf(path, sizeof path, "%s/s3gen.safetensors", m->dir);
@@ -600,122 +558,12 @@ done:
     return st;
 }
 
-/* ---- VibeVoice ---- */
-
-typedef struct vv_ctx {
-    const vocis_speak_options *o;
-    vocis_progress p;
-} vv_ctx;
-
-static int vv_on_audio(void *user, const float *pcm, int64_t n) {
-    vv_ctx *c = user;
-    c->p.n_steps += (int)n; /* "vibevoice" progress: n_steps = samples generated so far */
-    return c->o->on_audio ? c->o->on_audio(c->o->user, pcm, (size_t)n, 24000) : 0;
-}
-
-static int vv_on_token(void *user, int64_t step, int32_t tok) {
-    vv_ctx *c = user;
-    (void)tok;
-    if (!c->o->on_progress) return 0;
-    c->p.stage = "vibevoice";
-    c->p.step = (int)step + 1;
-    return c->o->on_progress(c->o->user, &c->p);
-}
-
-static void vv_warn(void *user, const char *msg) {
-    (void)user;
-    (void)msg; /* script lines that are not "Speaker N:" are dropped, as upstream does */
-}
-
-/* "Speaker N:" at the start of some line? */
-static int has_speaker_lines(const char *t) {
-    for (const char *l = t; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-        while (*l == ' ' || *l == '\t') l++;
-        if (strncasecmp(l, "speaker", 7) != 0) continue;
-        const char *q = l + 7;
-        while (*q == ' ' || *q == '\t') q++;
-        if (*q < '0' || *q > '9') continue;
-        while (*q >= '0' && *q <= '9') q++;
-        while (*q == ' ' || *q == '\t') q++;
-        if (*q == ':') return 1;
-    }
-    return 0;
-}
-
-vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices, int n_voices, const char *script,
-                                const vocis_speak_options *opts, vocis_audio *out) {
-    memset(out, 0, sizeof *out);
-    vx_err_clear(&m->err);
-    vx_err *err = &m->err;
-    if (!m->vv) return vx_fail(err, VOCIS_E_UNSUPPORTED, "vocis_speak_script needs a VibeVoice model");
-    if (!script) return vx_fail(err, VOCIS_E_ARG, "no script given");
-    if (n_voices < 0 || n_voices > 64) return vx_fail(err, VOCIS_E_ARG, "%d voices (at most 64)", n_voices);
-    vocis_speak_options o;
-    if (opts) o = *opts;
-    else vocis_speak_options_default(&o);
-    if (!(o.vv.cfg_scale >= 0.0f && o.vv.cfg_scale <= 100.0f))
-        return vx_fail(err, VOCIS_E_ARG, "cfg scale must be in [0, 100]");
-    if (o.vv.diffusion_steps < 1 || o.vv.diffusion_steps > VX_DPM_MAX_STEPS)
-        return vx_fail(err, VOCIS_E_ARG, "diffusion steps must be in [1, %d]", VX_DPM_MAX_STEPS);
-    if (o.vv.max_new_tokens < 0) return vx_fail(err, VOCIS_E_ARG, "max new tokens must be >= 0");
-    if (!(o.vv.max_seconds >= 0.0f)) return vx_fail(err, VOCIS_E_ARG, "max seconds must be >= 0");
-    const char *paths[64];
-    for (int i = 0; i < n_voices; i++) {
-        if (!voices[i] || !voices[i]->audio_path)
-            return vx_fail(err, VOCIS_E_ARG, "voice %d is not a recording loaded for this VibeVoice model", i + 1);
-        paths[i] = voices[i]->audio_path;
-    }
-    vx_vv_inputs in = {0};
-    VX_TRY(vx_vv_prepare(m->vv, script, strlen(script), paths, n_voices, vv_warn, NULL, &in, err));
-    vx_rng rng;
-    seed_rng(&rng, &o.t3);
-    vv_ctx c = {&o, {NULL, 0, 1, 0, 0}};
-    vx_vv_gen_opts g;
-    vx_vv_gen_opts_default(&g);
-    g.cfg_scale = o.vv.cfg_scale;
-    g.n_steps = o.vv.diffusion_steps;
-    g.max_new_tokens = o.vv.max_new_tokens;
-    g.max_seconds = o.vv.max_seconds;
-    g.rng = &rng;
-    g.on_audio = vv_on_audio;
-    g.on_token = vv_on_token;
-    g.user = &c;
-    g.nthreads = m->threads;
-    float *audio = NULL;
-    int64_t n = 0;
-    vocis_status st = vx_vv_generate(m->vv, &in, &g, &audio, &n, NULL, NULL, err);
-    vx_vv_inputs_free(&in);
-    if (st) return st;
-    out->samples = audio;
-    out->n = (size_t)n;
-    out->sample_rate = 24000;
-    return VOCIS_OK;
-}
-
-static vocis_status vv_speak(vocis_model *m, const vocis_voice *voice, const char *text,
-                             const vocis_speak_options *opts, vocis_audio *out) {
-    const char *q = text;
-    while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
-    if (!*q) return vx_fail(&m->err, VOCIS_E_ARG, "text is empty");
-    if (has_speaker_lines(text)) return vocis_speak_script(m, voice ? &voice : NULL, voice ? 1 : 0, text, opts, out);
-    /* plain text: one line for Speaker 1 */
-    size_t len = strlen(text);
-    char *s = malloc(len + 16);
-    if (!s) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
-    memcpy(s, "Speaker 1: ", 11);
-    for (size_t i = 0; i < len; i++) s[11 + i] = text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
-    s[11 + len] = '\0';
-    vocis_status st = vocis_speak_script(m, voice ? &voice : NULL, voice ? 1 : 0, s, opts, out);
-    free(s);
-    return st;
-}
-
 vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *text,
                          const vocis_speak_options *opts, vocis_audio *out) {
     memset(out, 0, sizeof *out);
     vx_err_clear(&m->err);
     vx_err *err = &m->err;
-    if (m->vv && text) return vv_speak(m, voice, text, opts, out);
+    if (m->vv && text) return vx_api_vv_speak(m, voice, text, opts, out);
     if (!m->has_t3) return vx_fail(err, VOCIS_E_UNSUPPORTED, "this model cannot speak (no Chatterbox T3)");
     if (!text) return vx_fail(err, VOCIS_E_ARG, "no text given");
     vocis_speak_options o;
@@ -723,7 +571,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     else vocis_speak_options_default(&o);
     if (o.cfm_steps < 1 || o.cfm_steps > 1000) return vx_fail(err, VOCIS_E_ARG, "cfm steps must be in [1, 1000]");
     if (!(o.crossfade_ms >= 0) || o.crossfade_ms > 1000) return vx_fail(err, VOCIS_E_ARG, "crossfade must be in [0, 1000] ms");
-    VX_TRY(load_s3gen(m));
+    VX_TRY(vx_api_load_s3gen(m));
 
     vocis_voice *own = NULL;
     if (!voice) {
@@ -746,7 +594,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
         goto done;
     }
     vx_rng rng;
-    seed_rng(&rng, &o.t3);
+    vx_api_seed_rng(&rng, &o.t3);
     speak_ctx c = {m, &o, {NULL, 0, chunks.n, 0, 0}};
     const size_t xfade = (size_t)(o.crossfade_ms * 1e-3f * VX_HIFT_SR);
     for (int k = 0; k < chunks.n; k++) {
