@@ -17,6 +17,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Everything declared here is the shared library's interface: libvocis is
+ * built with -fvisibility=hidden, and these declarations (only) are visible. */
+#ifdef __GNUC__
+#pragma GCC visibility push(default)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,17 +43,36 @@ typedef enum vocis_status {
 /* Short constant name of a status ("io", "format", ...). */
 const char *vocis_status_name(vocis_status st);
 
-#define VOCIS_VERSION "0.3.0"
+#define VOCIS_VERSION "0.3.0" /* the one source of the version: CMake reads it for the SONAME and vocis.pc */
 /* The library's version string (VOCIS_VERSION of the build). */
 const char *vocis_version(void);
+/* One line: version, CPU features detected, the kernel level in use, the
+ * OpenBLAS version and core, default threads, e.g.
+ * "vocis 0.3.0 (cpu: avx2+fma+f16c avx512f+dq+bw+vl; kernels: avx512; openblas 0.3.21, core Haswell; threads: 2)". */
+const char *vocis_version_info(void);
 
 /* ---- model ------------------------------------------------------------- */
 
 typedef struct vocis_model vocis_model;
 
+/* Precision policy for vocis_open_options.precision, fixed at open for the whole model:
+ *   VOCIS_PRECISION_EXACT  weights as stored, float32 activations: upstream's arithmetic
+ *                          (seeded output reproduces upstream's audio);
+ *   VOCIS_PRECISION_BF16   float32 weight matrices converted to bf16 once at open (half the
+ *                          memory and bandwidth), float32 activations and accumulation;
+ *   VOCIS_PRECISION_Q8     int8 transformer linears: not implemented yet (refused);
+ *   VOCIS_PRECISION_DEFAULT (0): the environment's VOCIS_PRECISION (exact|bf16) when set, else BF16. */
+enum {
+    VOCIS_PRECISION_DEFAULT = 0,
+    VOCIS_PRECISION_EXACT = 1,
+    VOCIS_PRECISION_BF16 = 2,
+    VOCIS_PRECISION_Q8 = 3
+};
+
 typedef struct vocis_open_options {
     int threads;             /* worker threads; 0 = number of physical cores */
     const char *config_path; /* optional override file for hyper-parameters (NULL = none) */
+    int precision;           /* VOCIS_PRECISION_*; 0 = default (bf16 unless VOCIS_PRECISION says otherwise) */
 } vocis_open_options;
 
 /* Open a model folder (the Hugging Face release layout): Chatterbox
@@ -57,7 +82,7 @@ typedef struct vocis_open_options {
  * close it with vocis_model_close. */
 vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, vocis_model **out);
 void vocis_model_close(vocis_model *m);
-/* "chatterbox", "vibevoice", or "" for a handle that failed to open. */
+/* "chatterbox", "chatterbox-multilingual", "vibevoice", or "" for a handle that failed to open. */
 const char *vocis_model_kind(const vocis_model *m);
 const char *vocis_errmsg(const vocis_model *m);
 void vocis_model_set_threads(vocis_model *m, int threads);
@@ -67,6 +92,17 @@ void vocis_model_set_threads(vocis_model *m, int threads);
 /* Text front end of the model: normalised text -> model token ids, including
  * the start/stop tokens that the model adds. *ids is malloc'd; free with vocis_free. */
 vocis_status vocis_tokenize(vocis_model *m, const char *text, int32_t **ids, size_t *n);
+/* Same for a language: Chatterbox-Multilingual needs one of its 23 codes
+ * (any case; the language tag and the language's text steps are applied);
+ * the English models take NULL, "" or "en". */
+vocis_status vocis_tokenize_language(vocis_model *m, const char *text, const char *language, int32_t **ids,
+                                     size_t *n);
+/* The languages the model speaks, as "ar, da, de, ..., zh" for
+ * Chatterbox-Multilingual; NULL for models without a language option. */
+const char *vocis_model_languages(const vocis_model *m);
+/* VOCIS_OK when `language` suits the model (see vocis_tokenize_language);
+ * else VOCIS_E_ARG with a message listing the codes on the handle. */
+vocis_status vocis_check_language(vocis_model *m, const char *language);
 
 void vocis_free(void *p);
 
@@ -114,14 +150,16 @@ typedef struct vocis_t3_options {
     float cfg_weight;         /* default 0.5; 0 = conditional row only */
     float exaggeration;       /* default: the voice's stored value (NaN = keep) */
     float min_p;              /* default 0.05 */
-    float top_p;              /* default 1.0 */
+    float top_p;              /* default NaN = the model's (English 1.0 = off, Turbo/Nano 0.95) */
     float repetition_penalty; /* default 1.2 */
     int max_new_tokens;       /* default 1000 */
     int greedy;               /* argmax instead of sampling */
     int64_t seed;             /* torch.manual_seed(seed) equivalent; < 0 = random */
+    const char *language;     /* Chatterbox-Multilingual: one of its 23 codes (required); NULL otherwise */
     /* Progress: called after each generated token; return non-zero to cancel. */
     int (*on_token)(void *user, int step, int32_t token);
     void *user;
+    int top_k;                /* Turbo/Nano top-k filter: default -1 = the model's (1000); 0 = off; English: unused */
 } vocis_t3_options;
 
 void vocis_t3_options_default(vocis_t3_options *o);
@@ -162,6 +200,9 @@ typedef struct vocis_speak_options {
 } vocis_speak_options;
 
 void vocis_speak_options_default(vocis_speak_options *o);
+/* The defaults for model m: as vocis_speak_options_default, except on
+ * VibeVoice-Realtime, whose demo uses cfg_scale 1.5 and 5 diffusion steps. */
+void vocis_speak_options_for_model(const vocis_model *m, vocis_speak_options *o);
 
 typedef struct vocis_audio {
     float *samples; /* mono, [-1, 1] */
@@ -186,6 +227,56 @@ vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices
                                 const vocis_speak_options *opts, vocis_audio *out);
 void vocis_audio_free(vocis_audio *a);
 
+/* ---- VibeVoice-Realtime-0.5B: speech while the text is still arriving ------
+ * The voice is a preset (upstream's demo/voices/streaming_model/NAME.pt, or a
+ * vocis voice file converted from one; vocis_voice_load takes either on a
+ * Realtime model). Text goes in as it arrives, in any pieces; a window of 5
+ * text tokens runs (6 speech frames, 133 ms each, to opts.on_audio as soon as
+ * decoded) once its tokens are final, so the audio equals that of the whole
+ * text given at once. Errors are reported on the model handle. */
+typedef struct vocis_stream vocis_stream;
+/* opts NULL: vocis_speak_options_for_model. t3.seed seeds the noise; vv.* are the knobs
+ * (max_new_tokens 0 = upstream's cap, max_seconds > 0 stops early). */
+vocis_status vocis_stream_open(vocis_model *m, const vocis_voice *voice, const vocis_speak_options *opts,
+                               vocis_stream **out);
+vocis_status vocis_stream_push(vocis_stream *s, const char *text, size_t len);
+/* End of text: runs to the end of speech; out (may be NULL) receives all kept audio. */
+vocis_status vocis_stream_finish(vocis_stream *s, vocis_audio *out);
+/* 1 once speech has ended (end-of-speech classifier or length cap): more text changes nothing. */
+int vocis_stream_done(const vocis_stream *s);
+void vocis_stream_close(vocis_stream *s);
+/* Loads a Realtime voice preset (.pt or vocis voice file) with any model
+ * handle (checked against the model when it is a Realtime one), e.g. to
+ * convert it with vocis_voice_save. */
+vocis_status vocis_voice_load_preset(vocis_model *m, const char *path, vocis_voice **out);
+
+/* ---- voice conversion (Chatterbox: upstream's ChatterboxVC) ----------- */
+
+typedef struct vocis_convert_options {
+    int64_t seed;  /* torch.manual_seed(seed) equivalent; < 0 = random */
+    int cfm_steps; /* flow-matching Euler steps (10) */
+    /* stages "s3tokenizer", "s3gen", "hift" (0 at start, 1 when done) */
+    int (*on_progress)(void *user, const vocis_progress *p);
+    /* the converted audio, once it is final; return non-zero to cancel */
+    int (*on_audio)(void *user, const float *samples, size_t n, int sample_rate);
+    void *user;
+} vocis_convert_options;
+
+void vocis_convert_options_default(vocis_convert_options *o);
+
+/* Longest source vocis converts: the flow attends over the whole utterance at
+ * once (upstream has no chunking), so time grows with the square of it. */
+#define VOCIS_CONVERT_MAX_SECONDS 120
+
+/* Say the speech of the recording at source_path (any format, rate, channel
+ * count; tokenised whole as upstream, the >30 s long-audio path included) in
+ * the target voice: a voice handle (a recording through vocis_voice_load /
+ * vocis_voice_clone, a voice file, a conds.pt) or NULL for the model's
+ * built-in voice (DIR/conds.pt). Works on a Chatterbox folder and on a
+ * voice-conversion folder (s3gen.safetensors + conds.pt only). 24 kHz out. */
+vocis_status vocis_convert(vocis_model *m, const char *source_path, const vocis_voice *target,
+                           const vocis_convert_options *opts, vocis_audio *out);
+
 /* Write audio to a file: format "wav" (16-bit PCM, default when NULL), "f32"
  * (32-bit float WAV), "flac" or "ogg". Written to PATH.tmp and renamed, so a
  * failure leaves no partial file. Path "-" writes raw PCM to stdout (s16le,
@@ -200,5 +291,8 @@ vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *voice, const ch
 
 #ifdef __cplusplus
 }
+#endif
+#ifdef __GNUC__
+#pragma GCC visibility pop
 #endif
 #endif

@@ -20,17 +20,24 @@
 struct vocis_model {
     char dir[4096];
     int threads;
+    int precision; /* resolved policy (kernels/precision.h), set at open */
     vx_err err;
     vx_cb_config cfg;
     vx_tokenizer *tok;
     vx_t3 t3;
     int has_t3;
+    struct vx_t3_engine *t3_engine; /* concurrent T3 requests batched (t3_engine.c), made on first use */
+    struct vx_mtl_text *mtl; /* Chatterbox-Multilingual: its text front end (NULL for other models) */
+    int is_vc; /* a voice-conversion folder: S3Gen (+ conds.pt) only */
     /* S3Gen, loaded on first use */
     vx_weights *s3gen_w;
     vx_s3gen_flow *flow;
     vx_hift *hift;
+    /* Chatterbox-Turbo / -Nano (GPT-2 T3; vocis_turbo.c), NULL otherwise */
+    struct vx_turbo *turbo;
     /* VibeVoice (when the folder holds one) */
     vx_vv_model *vv;
+    struct vx_rt_model *rt; /* VibeVoice-Realtime (vocis_rt.c) */
     /* voice cloning, loaded on first use; clones of files cached by path + size + mtime */
     vx_cb_cloner cloner;
     int has_cloner;
@@ -51,6 +58,7 @@ struct vocis_voice {
     vx_cb_conds conds;
     voice_source src;
     char *audio_path; /* VibeVoice: the recording, read at synthesis */
+    struct vx_rt_preset *rt_preset; /* VibeVoice-Realtime voice preset */
 };
 
 #define CLONE_CACHE_MAX 16
@@ -68,6 +76,37 @@ vocis_status vx_api_load_s3gen(vocis_model *m);
 vocis_status vx_api_load_cloner(vocis_model *m);
 /* torch.manual_seed(o->seed), or a random seed when o->seed < 0. */
 void vx_api_seed_rng(vx_rng *rng, const vocis_t3_options *o);
+/* VibeVoice-Realtime (vocis_rt.c): detect (config.json model_type vibevoice_streaming), open,
+ * close, voice presets, speak. */
+int vx_api_rt_detect(const char *dir);
+vocis_status vx_api_rt_open(vocis_model *m, const char *dir);
+void vx_api_rt_close(vocis_model *m);
+vocis_status vx_api_rt_voice_load(vocis_model *m, const char *path, vocis_voice **out);
+vocis_status vx_api_rt_voice_save(vocis_model *m, const vocis_voice *v, const char *path);
+void vx_api_rt_voice_free(vocis_voice *v);
+vocis_status vx_api_rt_speak(vocis_model *m, const vocis_voice *voice, const char *text,
+                             const vocis_speak_options *opts, vocis_audio *out);
+/* Chatterbox-Turbo / -Nano (vocis_turbo.c). */
+vocis_status vx_api_turbo_open(vocis_model *m, const vocis_open_options *o);
+void vx_api_turbo_close(vocis_model *m);
+const char *vx_api_turbo_kind(const vocis_model *m);
+vocis_status vx_api_turbo_tokenize(vocis_model *m, const char *text, int32_t **ids, size_t *n);
+vocis_status vx_api_turbo_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text,
+                                      const vocis_t3_options *o, int32_t **tokens, size_t *n);
+vocis_status vx_api_turbo_speak_chunk(vocis_model *m, const vx_cb_conds *v, const char *text,
+                                      const vocis_t3_options *o, int cfm_steps, int (*on_token)(void *, int, int32_t),
+                                      void *user, vx_rng *rng, float **wav, int64_t *nwav);
+/* Chatterbox-Multilingual (vocis_mtl.c): opens the folder (T3, tokenizer, Cangjie table); the text front end;
+ * the post-processing of T3's tokens (in place, returns the count) and the cut of the waveform. */
+vocis_status vx_api_mtl_open(vocis_model *m, const vocis_open_options *o);
+vocis_status vx_api_mtl_tokenize(vocis_model *m, const char *text, const char *language, int32_t **ids, size_t *n);
+int vx_api_mtl_clean_tokens(vocis_model *m, int32_t *tokens, int n);
+int64_t vx_api_mtl_keep_samples(int n_tokens, int64_t n_samples);
+/* T3 generation through the model's shared batch (t3_engine.c): concurrent callers'
+ * requests run as one forward per step; the result equals vx_t3_generate. */
+vocis_status vx_api_t3_generate(vocis_model *m, const vx_t3_cond *c, const int32_t *ids, int n_ids,
+                                const vx_t3_sampling *s, vx_rng *rng, int32_t **tokens, int *n_tokens, vx_err *err);
+void vx_api_t3_engine_free(vocis_model *m);
 /* vocis_speak for a VibeVoice model (vocis_vv.c). */
 vocis_status vx_api_vv_speak(vocis_model *m, const vocis_voice *voice, const char *text,
                              const vocis_speak_options *opts, vocis_audio *out);

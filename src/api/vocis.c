@@ -15,15 +15,19 @@
 #include "base/rng.h"
 #include "base/threads.h"
 #include "io/audio.h"
+#include "kernels/precision.h"
 #include "models/chatterbox/clone.h"
 #include "models/chatterbox/conds.h"
 #include "models/chatterbox/hift.h"
+#include "models/chatterbox/mtl.h"
+#include "text/mtl_text.h"
 #include "models/chatterbox/s3gen_flow.h"
 #include "models/chatterbox/t3.h"
 #include "models/vibevoice/generate.h"
 #include "text/chatterbox_text.h"
 #include "text/sentences.h"
 #include "text/tokenizer.h"
+#include "models/chatterbox/turbo.h"
 
 #include "api/internal.h"
 
@@ -45,7 +49,7 @@ static vocis_status open_chatterbox(vocis_model *m, const vocis_open_options *o)
         return vx_fail(err, VOCIS_E_FORMAT, "%s: [START]/[STOP] have ids %d/%d, T3 expects %d/%d", path, sot, eot,
                        m->cfg.start_text_token, m->cfg.stop_text_token);
     snprintf(path, sizeof path, "%s/t3_cfg.safetensors", m->dir);
-    VX_TRY(vx_t3_load(&m->t3, path, &m->cfg, err));
+    VX_TRY(vx_t3_load_prec(&m->t3, path, &m->cfg, m->precision, err));
     m->has_t3 = 1;
     return VOCIS_OK;
 }
@@ -56,14 +60,25 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
     if (!m) return VOCIS_E_NOMEM;
     pthread_mutex_init(&m->clone_lock, NULL);
     m->threads = opts && opts->threads > 0 ? opts->threads : vx_default_threads();
+    m->precision = vx_precision_resolve(opts ? opts->precision : 0);
+    if (vx_precision_check(m->precision, &m->err)) return m->err.code;
     if (!dir || !*dir) return vx_fail(&m->err, VOCIS_E_ARG, "no model folder given");
     snprintf(m->dir, sizeof m->dir, "%s", dir);
     if (access(dir, F_OK) != 0) return vx_fail(&m->err, VOCIS_E_IO, "%s: model folder not found", dir);
+    if (vx_turbo_is_folder(dir)) return vx_api_turbo_open(m, opts); /* Chatterbox-Turbo / -Nano */
+    if (vx_mtl_is_folder(dir)) return vx_api_mtl_open(m, opts); /* Chatterbox-Multilingual */
     if (vx_api_file_exists(dir, "t3_cfg.safetensors")) return open_chatterbox(m, opts);
+    if (vx_api_file_exists(dir, "s3gen.safetensors") && !vx_api_file_exists(dir, "config.json")) {
+        /* ChatterboxVC.from_local: s3gen.safetensors (+ conds.pt for the built-in target) */
+        vx_cb_config_default(&m->cfg);
+        m->is_vc = 1;
+        return vx_cb_config_load(&m->cfg, m->dir, opts ? opts->config_path : NULL, &m->err);
+    }
+    if (vx_api_file_exists(dir, "config.json") && vx_api_rt_detect(dir)) return vx_api_rt_open(m, dir);
     if (vx_api_file_exists(dir, "config.json")) {
         m->vv = calloc(1, sizeof *m->vv);
         if (!m->vv) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
-        vocis_status st = vx_vv_model_load(m->vv, dir, &m->err);
+        vocis_status st = vx_vv_model_load_prec(m->vv, dir, m->precision, &m->err);
         if (st) {
             free(m->vv);
             m->vv = NULL;
@@ -78,9 +93,12 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
 
 void vocis_model_close(vocis_model *m) {
     if (!m) return;
+    vx_api_t3_engine_free(m);
     if (m->has_t3) vx_t3_free(&m->t3);
+    vx_api_turbo_close(m);
     if (m->vv) vx_vv_model_free(m->vv);
     free(m->vv);
+    vx_api_rt_close(m);
     vx_s3gen_flow_free(m->flow);
     vx_hift_free(m->hift);
     if (m->has_cloner) vx_cb_cloner_free(&m->cloner);
@@ -89,11 +107,12 @@ void vocis_model_close(vocis_model *m) {
     pthread_mutex_destroy(&m->clone_lock);
     vx_weights_close(m->s3gen_w);
     vx_tokenizer_free(m->tok);
+    vx_mtl_text_free(m->mtl);
     free(m);
 }
 
 const char *vocis_model_kind(const vocis_model *m) {
-    return !m ? "" : m->vv ? "vibevoice" : m->has_t3 ? "chatterbox" : "";
+    return !m ? "" : m->turbo ? vx_api_turbo_kind(m) : m->vv ? "vibevoice" : m->rt ? "vibevoice-realtime" : m->has_t3 ? (m->mtl ? "chatterbox-multilingual" : "chatterbox") : m->is_vc ? "chatterbox-vc" : "";
 }
 
 const char *vocis_errmsg(const vocis_model *m) {
@@ -110,10 +129,18 @@ void vocis_free(void *p) { free(p); }
 const char *vocis_version(void) { return VOCIS_VERSION; }
 
 vocis_status vocis_tokenize(vocis_model *m, const char *text, int32_t **ids, size_t *n) {
+    return vocis_tokenize_language(m, text, NULL, ids, n);
+}
+
+vocis_status vocis_tokenize_language(vocis_model *m, const char *text, const char *language, int32_t **ids,
+                                     size_t *n) {
     *ids = NULL;
     *n = 0;
     vx_err_clear(&m->err);
     if (!m->tok) return vx_fail(&m->err, VOCIS_E_ARG, "model has no tokenizer loaded");
+    if (m->mtl) return vx_api_mtl_tokenize(m, text, language, ids, n); /* language tag and steps, start/stop */
+    if (vocis_check_language(m, language)) return m->err.code;
+    if (m->turbo) return vx_api_turbo_tokenize(m, text, ids, n); /* GPT-2 ids, no start/stop */
     int32_t *raw;
     size_t nraw;
     VX_TRY(vx_cb_text_to_ids(m->tok, text, &raw, &nraw, &m->err));
@@ -159,6 +186,7 @@ static voice_kind voice_kind_of(const char *path, vx_err *err) {
 vocis_status vocis_voice_load(vocis_model *m, const char *path, vocis_voice **out) {
     *out = NULL;
     vx_err_clear(&m->err);
+    if (m->rt) return vx_api_rt_voice_load(m, path, out); /* voice presets (vocis_rt.c) */
     vocis_voice *v = calloc(1, sizeof *v);
     if (!v) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
     char builtin[4200];
@@ -201,6 +229,7 @@ vocis_status vocis_voice_load(vocis_model *m, const char *path, vocis_voice **ou
 void vocis_voice_free(vocis_voice *v) {
     if (!v) return;
     free(v->audio_path);
+    vx_api_rt_voice_free(v);
     vx_cb_conds_free(&v->conds);
     free(v);
 }
@@ -211,7 +240,8 @@ void vocis_t3_options_default(vocis_t3_options *o) {
     o->cfg_weight = 0.5f;
     o->exaggeration = NAN;
     o->min_p = 0.05f;
-    o->top_p = 1.0f;
+    o->top_p = NAN; /* the model's: English 1.0 (off), Turbo 0.95 */
+    o->top_k = -1;  /* the model's: Turbo 1000 */
     o->repetition_penalty = 1.2f;
     o->max_new_tokens = 1000;
     o->seed = -1;
@@ -230,6 +260,8 @@ static uint64_t random_seed(void) {
 /* The T3 view of a voice, with the exaggeration override (NaN = keep the
  * voice's); checks the speaker width against this T3. */
 static vocis_status t3_cond_of(vocis_model *m, const vx_cb_conds *c, float exaggeration, vx_t3_cond *out) {
+    if (c->no_t3)
+        return vx_fail(&m->err, VOCIS_E_ARG, "the voice has only the S3Gen half (cloned by a voice-conversion folder)");
     if (c->speaker_emb.n != (size_t)m->t3.speaker_dim)
         return vx_fail(&m->err, VOCIS_E_SHAPE, "voice speaker_emb has %zu values, this T3 expects %d",
                        c->speaker_emb.n, m->t3.speaker_dim);
@@ -243,7 +275,7 @@ static vocis_status t3_cond_of(vocis_model *m, const vx_cb_conds *c, float exagg
 }
 
 static vx_t3_sampling t3_sampling_of(const vocis_t3_options *o, int (*on_token)(void *, int, int32_t), void *user) {
-    return (vx_t3_sampling){o->temperature,    o->cfg_weight, o->min_p,  o->top_p, o->repetition_penalty,
+    return (vx_t3_sampling){o->temperature,    o->cfg_weight, o->min_p,  isnan(o->top_p) ? 1.0f : o->top_p, o->repetition_penalty,
                             o->max_new_tokens, o->greedy,     on_token, user};
 }
 
@@ -256,7 +288,7 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
     *tokens = NULL;
     *n = 0;
     vx_err_clear(&m->err);
-    if (!m->has_t3) return vx_fail(&m->err, VOCIS_E_UNSUPPORTED, "this model has no T3 stage");
+    if (!m->has_t3 && !m->turbo) return vx_fail(&m->err, VOCIS_E_UNSUPPORTED, "this model has no T3 stage");
     if (!text) return vx_fail(&m->err, VOCIS_E_ARG, "no text given");
     const char *c0 = text;
     while (*c0 == ' ' || *c0 == '\t' || *c0 == '\n' || *c0 == '\r' || *c0 == '\v' || *c0 == '\f') c0++;
@@ -270,17 +302,22 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
         VX_TRY(vocis_voice_load(m, NULL, &own));
         voice = own;
     }
+    if (m->turbo) {
+        vocis_status ts = vx_api_turbo_t3_generate(m, voice, text, &o, tokens, n);
+        vocis_voice_free(own);
+        return ts;
+    }
     vx_t3_cond cond;
     int32_t *ids = NULL;
     size_t nids = 0;
     vocis_status st = t3_cond_of(m, &voice->conds, o.exaggeration, &cond);
-    if (st == VOCIS_OK) st = vocis_tokenize(m, text, &ids, &nids);
+    if (st == VOCIS_OK) st = vocis_tokenize_language(m, text, o.language, &ids, &nids);
     if (st == VOCIS_OK) {
         vx_t3_sampling s = t3_sampling_of(&o, o.on_token, o.user);
         vx_rng rng;
         vx_api_seed_rng(&rng, &o);
         int nt = 0;
-        st = vx_t3_generate(&m->t3, &cond, ids, (int)nids, &s, &rng, m->threads, tokens, &nt, &m->err);
+        st = vx_api_t3_generate(m, &cond, ids, (int)nids, &s, &rng, tokens, &nt, &m->err);
         *n = (size_t)nt;
     }
     free(ids);
@@ -291,6 +328,7 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
 vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *v, const char *path) {
     vx_err_clear(&m->err);
     if (!v || !path) return vx_fail(&m->err, VOCIS_E_ARG, "no voice or path given");
+    if (v->rt_preset) return vx_api_rt_voice_save(m, v, path);
     char secs[64], rate[32], ex[64];
     const char *meta[16];
     int k = 0;
@@ -319,13 +357,21 @@ void vocis_clone_options_default(vocis_clone_options *o) { o->exaggeration = 0.5
 
 const char *vocis_voice_warning(const vocis_voice *v) { return v ? v->src.warning : ""; }
 
-vocis_status vx_api_load_cloner(vocis_model *m) {
+/* Lazy loads may race when several threads speak with one model: one lock serialises them. */
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static vocis_status load_cloner_locked(vocis_model *m) {
     if (m->has_cloner) return VOCIS_OK;
-    if (!m->has_t3) return vx_fail(&m->err, VOCIS_E_ARG, "voice cloning needs a Chatterbox model folder");
+    if (!m->has_t3 && !m->is_vc && !m->turbo)
+        return vx_fail(&m->err, VOCIS_E_ARG, "voice cloning needs a Chatterbox model folder");
     char path[4200];
-    snprintf(path, sizeof path, "%s/s3gen.safetensors", m->dir);
-    if (!m->s3gen_w) VX_TRY(vx_weights_open(path, &m->s3gen_w, &m->err));
-    VX_TRY(vx_cb_cloner_load(&m->cloner, m->dir, m->s3gen_w, &m->cfg, &m->err));
+    snprintf(path, sizeof path, "%s/%s", m->dir, m->turbo ? "s3gen_meanflow.safetensors" : "s3gen.safetensors");
+    if (!m->s3gen_w) {
+        VX_TRY(vx_cb_weights_open_path(path, &m->s3gen_w, &m->err)); /* or s3gen.pt */
+        vx_weights_set_precision(m->s3gen_w, m->precision);
+    }
+    VX_TRY(vx_cb_cloner_load(&m->cloner, m->dir, m->s3gen_w, &m->cfg, m->is_vc, &m->err));
+    if (m->turbo) m->cloner.t3_seconds = VX_TURBO_T3_SECONDS; /* ENC_COND_LEN 15 s */
     m->has_cloner = 1;
     return VOCIS_OK;
 }
@@ -339,11 +385,25 @@ static const char *base_name(const char *path) {
 static vocis_status clone_24k(vocis_model *m, const float *wav, int64_t n, const voice_source *src, float exaggeration,
                               vocis_voice **out) {
     VX_TRY(vx_api_load_cloner(m));
+    float *norm = NULL;
+    if (m->turbo) { /* ChatterboxTurboTTS.prepare_conditionals: > 5 s, then loudness to -27 LUFS */
+        if (!((double)n / VX_CLONE_SR > VX_TURBO_MIN_SECONDS))
+            return vx_fail(&m->err, VOCIS_E_ARG, "reference is %.2f s long; Chatterbox-Turbo/Nano need more than %.0f s",
+                           (double)n / VX_CLONE_SR, VX_TURBO_MIN_SECONDS);
+        if (!(norm = malloc(sizeof(float) * (size_t)n))) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+        memcpy(norm, wav, sizeof(float) * (size_t)n);
+        vx_turbo_norm_loudness(norm, n, VX_CLONE_SR, VX_TURBO_TARGET_LUFS);
+        wav = norm;
+    }
     vocis_voice *v = calloc(1, sizeof *v);
-    if (!v) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+    if (!v) {
+        free(norm);
+        return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+    }
     v->src = *src;
     vocis_status st = vx_cb_clone(&m->cloner, wav, n, exaggeration, &v->conds, NULL, v->src.warning,
                                   sizeof v->src.warning, m->threads, &m->err);
+    free(norm);
     if (st) {
         free(v);
         return st;
@@ -482,14 +542,31 @@ void vocis_audio_free(vocis_audio *a) {
     memset(a, 0, sizeof *a);
 }
 
-vocis_status vx_api_load_s3gen(vocis_model *m) {
+vocis_status vx_api_load_cloner(vocis_model *m) {
+    pthread_mutex_lock(&load_lock);
+    vocis_status st = load_cloner_locked(m);
+    pthread_mutex_unlock(&load_lock);
+    return st;
+}
+
+static vocis_status load_s3gen_locked(vocis_model *m) {
     if (m->flow && m->hift) return VOCIS_OK;
     char path[4200];
-    snprintf(path, sizeof path, "%s/s3gen.safetensors", m->dir);
-    if (!m->s3gen_w) VX_TRY(vx_weights_open(path, &m->s3gen_w, &m->err));
+    snprintf(path, sizeof path, "%s/%s", m->dir, m->turbo ? "s3gen_meanflow.safetensors" : "s3gen.safetensors");
+    if (!m->s3gen_w) {
+        VX_TRY(vx_cb_weights_open_path(path, &m->s3gen_w, &m->err)); /* or s3gen.pt */
+        vx_weights_set_precision(m->s3gen_w, m->precision);
+    }
     if (!m->flow) VX_TRY(vx_s3gen_flow_load(m->s3gen_w, &m->cfg, &m->flow, &m->err));
     if (!m->hift) VX_TRY(vx_hift_load(m->s3gen_w, NULL, &m->hift, &m->err));
     return VOCIS_OK;
+}
+
+vocis_status vx_api_load_s3gen(vocis_model *m) {
+    pthread_mutex_lock(&load_lock);
+    vocis_status st = load_s3gen_locked(m);
+    pthread_mutex_unlock(&load_lock);
+    return st;
 }
 
 typedef struct speak_ctx {
@@ -518,6 +595,9 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
     vocis_model *m = c->m;
     vx_err *err = &m->err;
     const vocis_t3_options *o = &c->o->t3;
+    if (m->turbo) /* one MeanFlow pass: 2 steps unless --cfm-steps asks for another count than the English 10 */
+        return vx_api_turbo_speak_chunk(m, v, text, o, c->o->cfm_steps == 10 ? 2 : c->o->cfm_steps, on_t3_token, c,
+                                        rng, wav, nwav);
     int32_t *ids = NULL, *toks = NULL;
     size_t nids = 0;
     int nt = 0;
@@ -527,10 +607,10 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
     vx_t3_cond cond;
     vx_t3_sampling s = t3_sampling_of(o, on_t3_token, c);
     vocis_status st = t3_cond_of(m, v, o->exaggeration, &cond);
-    if (st == VOCIS_OK) st = vocis_tokenize(m, text, &ids, &nids);
+    if (st == VOCIS_OK) st = vocis_tokenize_language(m, text, o->language, &ids, &nids);
     if (st) goto done;
-    if ((st = vx_t3_generate(&m->t3, &cond, ids, (int)nids, &s, rng, m->threads, &toks, &nt, err))) goto done;
-    nt = vx_t3_clean_tokens(&m->t3, toks, nt);
+    if ((st = vx_api_t3_generate(m, &cond, ids, (int)nids, &s, rng, &toks, &nt, err))) goto done;
+    nt = m->mtl ? vx_api_mtl_clean_tokens(m, toks, nt) : vx_t3_clean_tokens(&m->t3, toks, nt);
     if (nt == 0) {
         st = vx_fail(err, VOCIS_E_ARG, "T3 produced no speech tokens for \"%.60s\"", text);
         goto done;
@@ -549,6 +629,7 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
     if (report(c, "s3gen", 1, 1) || report(c, "hift", 0, 1)) goto cancelled;
     if ((st = vx_hift_vocode(m->hift, mel, tm, rng, NULL, NULL, wav, nwav, NULL, NULL, m->threads, err))) goto done;
     vx_trim_fade(*wav, *nwav);
+    if (m->mtl) *nwav = vx_api_mtl_keep_samples(nt, *nwav); /* the last token's audio is dropped */
     if (report(c, "hift", 1, 1)) goto cancelled;
     goto done;
 cancelled:
@@ -564,7 +645,8 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     vx_err_clear(&m->err);
     vx_err *err = &m->err;
     if (m->vv && text) return vx_api_vv_speak(m, voice, text, opts, out);
-    if (!m->has_t3) return vx_fail(err, VOCIS_E_UNSUPPORTED, "this model cannot speak (no Chatterbox T3)");
+    if (m->rt) return vx_api_rt_speak(m, voice, text, opts, out);
+    if (!m->has_t3 && !m->turbo) return vx_fail(err, VOCIS_E_UNSUPPORTED, "this model cannot speak (no Chatterbox T3)");
     if (!text) return vx_fail(err, VOCIS_E_ARG, "no text given");
     vocis_speak_options o;
     if (opts) o = *opts;

@@ -1,5 +1,7 @@
 #include "cli/bench_util.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -14,6 +16,16 @@ double bench_peak_rss_mib(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_maxrss / 1024.0;
+}
+
+double bench_rss_now_mib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0) kib = atof(line + 6);
+    if (f) fclose(f);
+    return kib / 1024.0;
 }
 
 int bench_parse_dtype(const char *s, vx_dtype *dt) {

@@ -6,6 +6,7 @@
 
 double bench_now_s(void);      /* monotonic seconds */
 double bench_peak_rss_mib(void);
+double bench_rss_now_mib(void); /* resident set now (VmRSS) */
 /* "bf16" | "f16" | "f32" -> dtype; 0 on success, -1 if unknown. */
 int bench_parse_dtype(const char *s, vx_dtype *dt);
 

@@ -22,19 +22,31 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, int nopts, const char 
 /* Prints "vocis CMD: message" to stderr (one line) and returns 1. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* --precision VALUE (NULL = not given → 0, the default) into *out, as for
+ * vocis_open_options.precision; returns 2 after printing a one-line error
+ * (unknown value, or a mode not implemented yet). */
+int cli_precision(const char *cmd, const char *s, int *out);
+#define CLI_PRECISION_HELP \
+    "weights: exact (as stored: upstream's arithmetic), bf16 (F32 matrices as bf16; default), q8 (not yet)"
+
 /* Subcommands: each returns the process exit status. */
 int cmd_tokenize(int argc, char **argv);
+/* `vocis tokenize` on a Chatterbox-Multilingual folder (cmd_tokenize_mtl.c). */
+int cmd_tokenize_mtl(const char *cmd, const char *model, const char *text, const char *language);
 int cmd_tokens(int argc, char **argv);
 int cmd_debug(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 /* `vocis bench s3gen` / `vocis bench speak` (cmd_bench_s3gen.c), dispatched by cmd_bench. */
 int bench_s3gen(int argc, char **argv);
 int bench_speak(int argc, char **argv);
+int bench_serve(int argc, char **argv);
 /* `vocis bench clone` (cmd_bench_clone.c). */
 int bench_clone(int argc, char **argv);
 /* `vocis bench vibevoice` (cmd_bench_vv.c). */
 int bench_vibevoice(int argc, char **argv);
 int cmd_speak(int argc, char **argv);
 int cmd_voice(int argc, char **argv);
+int cmd_serve(int argc, char **argv); /* cmd_serve.c */
+int cmd_convert(int argc, char **argv);
 
 #endif

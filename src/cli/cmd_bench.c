@@ -10,6 +10,7 @@
 #include "base/threads.h"
 #include "cli/bench_util.h"
 #include "cli/cli.h"
+#include "kernels/precision.h"
 #include "models/chatterbox/t3.h"
 #include "models/vibevoice/lm.h"
 
@@ -30,11 +31,13 @@ static int on_token(void *user, int step, int32_t tok) {
 
 static int bench_t3(int argc, char **argv) {
     int synthetic = 0, tokens = 200, threads = 0, text_len = 40;
-    const char *dtype = "bf16", *model = NULL;
+    const char *dtype = "f32", *model = NULL, *precision = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions", 0, -1},
         {"--model", CLI_STR, &model, "benchmark a real model folder instead", 0, -1},
-        {"--dtype", CLI_STR, &dtype, "weight dtype of the synthetic model: bf16 (default), f16, f32", 0, -1},
+        {"--dtype", CLI_STR, &dtype, "stored dtype of the synthetic model: f32 (default, as released), bf16, f16", 0,
+         -1},
+        {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--tokens", CLI_INT, &tokens, "decode steps to time (200)", 2, 4000},
         {"--text-tokens", CLI_INT, &text_len, "text tokens in the prompt (40)", 1, 2000},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
@@ -47,6 +50,9 @@ static int bench_t3(int argc, char **argv) {
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
     if (!synthetic == !model) return cli_error("bench", "give exactly one of --synthetic and --model DIR"), 2;
+    int prec;
+    if (cli_precision("bench", precision, &prec)) return 2;
+    prec = vx_precision_resolve(prec);
     if (threads <= 0) threads = vx_default_threads();
 
     vx_err err = {0};
@@ -58,13 +64,14 @@ static int bench_t3(int argc, char **argv) {
     if (synthetic) {
         vx_weights *w;
         st = vx_t3_synthetic_weights(dt, 1234, &w, &err);
+        if (st == VOCIS_OK) vx_weights_set_precision(w, prec); /* the same load-time conversion as a file */
         if (st == VOCIS_OK && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
         else if (st == VOCIS_OK) vx_weights_close(w);
     } else {
         char path[4200];
         st = vx_cb_config_load(&cfg, model, NULL, &err);
         snprintf(path, sizeof path, "%s/t3_cfg.safetensors", model);
-        if (st == VOCIS_OK) st = vx_t3_load(&t3, path, &cfg, &err);
+        if (st == VOCIS_OK) st = vx_t3_load_prec(&t3, path, &cfg, prec, &err);
     }
     if (st != VOCIS_OK) return cli_error("bench", "%s", err.msg);
     double t_load = bench_now_s() - t0;
@@ -96,6 +103,7 @@ static int bench_t3(int argc, char **argv) {
     int L0 = vx_t3_cond_len(&t3, &c) + text_len + 2;
     printf("model: %s T3, %d layers, hidden %d, %s weights, %d threads\n", synthetic ? "synthetic" : model,
            t3.tf.n_layers, t3.dim, synthetic ? dtype : "file", threads);
+    printf("precision: %s (matrices computed as %s)\n", vx_precision_name(prec), vx_dtype_name(t3.tf.layers[0].q.dtype));
     printf("load: %.2f s\n", t_load);
     printf("prefill: %.1f tokens/s (%d positions x 2 CFG rows in %.3f s)\n", L0 / (tt.t_first - t1), L0,
            tt.t_first - t1);
@@ -103,6 +111,7 @@ static int bench_t3(int argc, char **argv) {
         printf("decode: %.2f tokens/s (%d CFG-pair steps)\n", (tt.n - 1) / (tt.t_last - tt.t_first), tt.n - 1);
     if (tt.n < tokens) printf("note: generation stopped at the stop token after %d steps\n", tt.n);
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
+    printf("rss_now: %.0f MiB\n", bench_rss_now_mib());
     free(out), free(spk), free(text);
     vx_t3_free(&t3);
     return 0;
@@ -226,6 +235,7 @@ int cmd_bench(int argc, char **argv) {
                    "  s3gen  Chatterbox S3Gen flow (encoder, CFM steps) + HiFT, real-time factor\n"
                    "  speak  Chatterbox end to end (T3 + S3Gen + HiFT), real-time factor\n"
                    "  clone  Chatterbox voice cloning of a 10 s reference (all front ends)\n"
+                   "  serve  continuous batching: concurrent Chatterbox requests, T3 steps/s and audio/s\n"
                    "  vibevoice  VibeVoice per-frame generation cost and real-time factor\n");
         return argc < 2 ? 2 : 0;
     }
@@ -234,6 +244,7 @@ int cmd_bench(int argc, char **argv) {
     if (!strcmp(argv[1], "s3gen")) return bench_s3gen(argc - 1, argv + 1);
     if (!strcmp(argv[1], "speak")) return bench_speak(argc - 1, argv + 1);
     if (!strcmp(argv[1], "clone")) return bench_clone(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "serve")) return bench_serve(argc - 1, argv + 1);
     if (!strcmp(argv[1], "vibevoice")) return bench_vibevoice(argc - 1, argv + 1);
     return cli_error("bench", "unknown benchmark '%s' (see vocis bench --help)", argv[1]), 2;
 }

@@ -16,11 +16,20 @@
 #include "base/threads.h"
 #include "cli/bench_util.h"
 #include "cli/cli.h"
+#include "kernels/precision.h"
 #include "models/chatterbox/hift.h"
 #include "models/chatterbox/s3gen_flow.h"
 #include "models/chatterbox/t3.h"
+#include "models/chatterbox/t3_batch.h"
 
 #define TOKENS_PER_S 25 /* speech tokens per second of audio */
+
+/* The dtype a stored matrix dtype is computed in under a precision policy. The
+ * synthetic flow is built directly in it: its generator rounds each f32 value
+ * to bf16 exactly as the load-time conversion of a stored F32 file would. */
+static vx_dtype computed_dtype(vx_dtype stored, int prec) {
+    return stored == VX_F32 && (prec == VX_PREC_BF16 || prec == VX_PREC_Q8) ? VX_BF16 : stored;
+}
 
 /* The acoustic half at real dims: random-weight flow (matrices in wdt) and HiFT. */
 typedef struct acoustic {
@@ -110,7 +119,7 @@ static vocis_status acoustic_run(const acoustic *a, const int64_t *tokens, int64
 int bench_s3gen(int argc, char **argv) {
     int synthetic = 0, threads = 0, steps = 10, reps = 1;
     float seconds = 4.0f, prompt_s = 10.0f;
-    const char *dtype = "f32";
+    const char *dtype = "f32", *precision = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions (required)", 0, -1},
         {"--seconds", CLI_FLOAT, &seconds, "generated audio in seconds, 25 speech tokens each (4)", 0.04, 600},
@@ -118,7 +127,8 @@ int bench_s3gen(int argc, char **argv) {
          600},
         {"--steps", CLI_INT, &steps, "Euler steps (10)", 1, 1000},
         {"--reps", CLI_INT, &reps, "timed repetitions after one warm-up run; the fastest is reported (1)", 1, 100},
-        {"--dtype", CLI_STR, &dtype, "flow weight dtype: f32 (default, as released), bf16, f16", 0, -1},
+        {"--dtype", CLI_STR, &dtype, "stored flow weight dtype: f32 (default, as released), bf16, f16", 0, -1},
+        {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
@@ -132,11 +142,14 @@ int bench_s3gen(int argc, char **argv) {
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be f32, bf16 or f16"), 2;
     if (threads <= 0) threads = vx_default_threads();
+    int prec;
+    if (cli_precision("bench", precision, &prec)) return 2;
+    prec = vx_precision_resolve(prec);
 
     vx_err err = {0};
     acoustic a;
     double t0 = bench_now_s();
-    if (acoustic_new(&a, dt, prompt_s, &err)) {
+    if (acoustic_new(&a, computed_dtype(dt, prec), prompt_s, &err)) {
         acoustic_free(&a);
         return cli_error("bench", "%s", err.msg);
     }
@@ -151,6 +164,8 @@ int bench_s3gen(int argc, char **argv) {
     for (int64_t i = 0; i < n; i++) tok[i] = (i * 577 + 11) % d->vocab;
     const int64_t L = d->up_stride * (a.np + n);
     printf("model: synthetic S3Gen flow (%s weights) + HiFT (f32), %d threads\n", dtype, threads);
+    printf("precision: %s (flow matrices computed as %s; HiFT f32)\n", vx_precision_name(prec),
+           vx_dtype_name(computed_dtype(dt, prec)));
     printf("shape: %lld prompt + %lld speech tokens, %lld prompt mel frames, %lld estimator frames x 2 CFG rows, "
            "%d steps\n",
            (long long)a.np, (long long)n, (long long)a.tp, (long long)L, steps);
@@ -184,12 +199,14 @@ int bench_s3gen(int argc, char **argv) {
 int bench_speak(int argc, char **argv) {
     int synthetic = 0, threads = 0;
     float seconds = 4.0f, prompt_s = 10.0f;
-    const char *dtype = "bf16";
+    const char *dtype = "f32", *precision = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions (required)", 0, -1},
         {"--seconds", CLI_FLOAT, &seconds, "generated audio in seconds: T3 makes 25 tokens each (4)", 0.04, 160},
         {"--prompt-seconds", CLI_FLOAT, &prompt_s, "voice prompt in seconds (10)", 0, 600},
-        {"--dtype", CLI_STR, &dtype, "T3 weight dtype: bf16 (default), f16, f32 (the flow stays f32)", 0, -1},
+        {"--dtype", CLI_STR, &dtype, "stored T3 weight dtype: f32 (default, as released), bf16, f16 (the flow is f32)",
+         0, -1},
+        {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
@@ -202,6 +219,9 @@ int bench_speak(int argc, char **argv) {
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
     if (threads <= 0) threads = vx_default_threads();
+    int prec;
+    if (cli_precision("bench", precision, &prec)) return 2;
+    prec = vx_precision_resolve(prec);
     const int want = (int)lround((double)seconds * TOKENS_PER_S) > 0 ? (int)lround((double)seconds * TOKENS_PER_S) : 1;
 
     vx_err err = {0};
@@ -212,10 +232,11 @@ int bench_speak(int argc, char **argv) {
     acoustic a = {0};
     double t0 = bench_now_s();
     vocis_status st = vx_t3_synthetic_weights(dt, 1234, &w, &err);
+    if (!st) vx_weights_set_precision(w, prec);
     if (!st && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
     else vx_weights_close(w);
     if (st) return cli_error("bench", "%s", err.msg);
-    if ((st = acoustic_new(&a, VX_F32, prompt_s, &err))) {
+    if ((st = acoustic_new(&a, computed_dtype(VX_F32, prec), prompt_s, &err))) {
         acoustic_free(&a);
         vx_t3_free(&t3);
         return cli_error("bench", "%s", err.msg);
@@ -260,6 +281,8 @@ int bench_speak(int argc, char **argv) {
     if (st) return cli_error("bench", "%s", err.msg);
     const double audio = (double)at.samples / VX_HIFT_SR;
     printf("model: synthetic Chatterbox (T3 %s, S3Gen flow f32, HiFT f32), %d threads\n", dtype, threads);
+    printf("precision: %s (T3 and flow matrices computed as %s; HiFT f32)\n", vx_precision_name(prec),
+           vx_dtype_name(computed_dtype(VX_F32, prec)));
     printf("load: %.2f s\n", t_load);
     note_blas_env();
     printf("t3_tokens: %d (%d sampled; %d speech tokens to S3Gen)\n", want, raw, want);
@@ -268,6 +291,131 @@ int bench_speak(int argc, char **argv) {
     printf("s3gen: %.2f s\n", at.flow);
     printf("hift: %.2f s\n", at.hift);
     printf("rtf: %.3f\n", (t_t3 + at.flow + at.hift) / audio);
+    printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
+    return 0;
+}
+
+/* `vocis bench serve`: what continuous batching buys a server. N concurrent requests, each
+ * `seconds` of speech (25 T3 tokens a second; the stop token is disabled so every request makes
+ * exactly that many), run through one T3 batch (models/chatterbox/t3_batch.h): every step is one
+ * forward for all unfinished requests. Per level N: t3_steps_cN (T3 sequence-steps per second,
+ * summed over requests), audio_cN (audio seconds per wall second, with each request's S3Gen +
+ * HiFT run after its tokens, one at a time), and whether request 0 drew the same tokens as alone. */
+int bench_serve(int argc, char **argv) {
+    int synthetic = 0, threads = 0;
+    float seconds = 4.0f;
+    const char *levels = "1,2,4,8", *precision = NULL;
+    const cli_opt opts[] = {
+        {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions (required)", 0, -1},
+        {"--concurrency", CLI_STR, &levels, "comma-separated request counts (1,2,4,8)", 0, -1},
+        {"--seconds", CLI_FLOAT, &seconds, "speech per request in seconds (4)", 0.04, 40},
+        {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
+        {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
+    };
+    int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
+                      "usage: vocis bench serve --synthetic [--concurrency 1,2,4,8] [--seconds S] [--threads N]\n\n"
+                      "Continuous batching of concurrent Chatterbox requests on random weights at the\n"
+                      "release's dimensions: T3 sequence-steps per second and audio seconds per wall second\n"
+                      "at each concurrency level.");
+    if (r) return r == 1 ? 0 : 2;
+    if (!synthetic) return cli_error("bench", "--synthetic is required (random weights at real dimensions)"), 2;
+    if (threads <= 0) threads = vx_default_threads();
+    int prec;
+    if (cli_precision("bench", precision, &prec)) return 2;
+    prec = vx_precision_resolve(prec);
+    int lv[16], nlv = 0;
+    for (const char *p = levels; *p && nlv < 16;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 64) return cli_error("bench", "--concurrency: invalid list '%s'", levels), 2;
+        lv[nlv++] = (int)v;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return cli_error("bench", "--concurrency: invalid list '%s'", levels), 2;
+    }
+    const int want = (int)lround((double)seconds * TOKENS_PER_S) > 0 ? (int)lround((double)seconds * TOKENS_PER_S) : 1;
+    vx_err err = {0};
+    vx_cb_config cfg;
+    vx_cb_config_default(&cfg);
+    vx_t3 t3;
+    vx_weights *w = NULL;
+    acoustic a = {0};
+    vocis_status st = vx_t3_synthetic_weights(VX_F32, 1234, &w, &err);
+    if (!st) vx_weights_set_precision(w, prec);
+    if (!st && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
+    else vx_weights_close(w);
+    if (st) return cli_error("bench", "%s", err.msg);
+    t3.cfg.stop_speech_token = -1; /* every request makes exactly `want` tokens */
+    if ((st = acoustic_new(&a, computed_dtype(VX_F32, prec), 10.0, &err))) {
+        acoustic_free(&a);
+        vx_t3_free(&t3);
+        return cli_error("bench", "%s", err.msg);
+    }
+    printf("model: synthetic Chatterbox (T3 + S3Gen + HiFT), precision %s, %d threads, %d tokens (%.1f s) a request\n",
+           vx_precision_name(prec), threads, want, seconds);
+    enum { TEXT = 40, T3_PROMPT = 150 };
+    float *spk = calloc((size_t)t3.speaker_dim, sizeof(float));
+    int64_t t3_prompt[T3_PROMPT], *tok64 = malloc(sizeof(int64_t) * (size_t)want);
+    int32_t text[TEXT + 2], *ref = NULL;
+    for (int i = 0; spk && i < t3.speaker_dim; i++) spk[i] = 0.0625f * (float)((i * 37) % 17 - 8);
+    for (int i = 0; i < T3_PROMPT; i++) t3_prompt[i] = (i * 131) % 6561;
+    text[0] = cfg.start_text_token;
+    for (int i = 1; i <= TEXT; i++) text[i] = 1 + (i * 53) % 600;
+    text[TEXT + 1] = cfg.stop_text_token;
+    const vx_t3_cond c = {spk, t3_prompt, T3_PROMPT, 0.5f};
+    const vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, NULL, NULL};
+    if (!spk || !tok64) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+    /* the S3Gen + HiFT cost of one request (it does not batch) */
+    acoustic_times at = {0};
+    for (int i = 0; i < want; i++) tok64[i] = (i * 577 + 11) % 6561;
+    for (int k = 0; k < 2 && !st; k++) { /* warm-up, then timed */
+        vx_rng rng;
+        vx_rng_seed(&rng, 0);
+        st = acoustic_run(&a, tok64, want, 10, &rng, threads, &at, &err);
+    }
+    for (int li = 0; li < nlv && !st; li++) {
+        const int N = lv[li];
+        vx_t3_batch *b = NULL;
+        vx_rng *rngs = calloc((size_t)N, sizeof *rngs);
+        int *ids = calloc((size_t)N, sizeof *ids);
+        if (!rngs || !ids) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+        if (!st) st = vx_t3_batch_new(&t3, N, &b, &err);
+        const double t0 = bench_now_s();
+        for (int q = 0; q < N && !st; q++) {
+            vx_rng_seed(&rngs[q], 1000 + (uint64_t)q);
+            st = vx_t3_batch_add(b, &c, text, TEXT + 2, &s, &rngs[q], threads, &ids[q], &err);
+        }
+        while (!st && vx_t3_batch_active(b)) st = vx_t3_batch_step(b, threads, &err);
+        const double t_t3 = bench_now_s() - t0;
+        int same = 1;
+        for (int q = 0; q < N && !st; q++) {
+            int32_t *tk = NULL;
+            int n = 0;
+            st = vx_t3_batch_take(b, ids[q], &tk, &n, &err);
+            if (!st && q == 0) {
+                if (!ref) {
+                    ref = tk;
+                    tk = NULL;
+                } else {
+                    same = memcmp(ref, tk, sizeof(int32_t) * (size_t)want) == 0;
+                }
+            }
+            free(tk);
+        }
+        vx_t3_batch_free(b);
+        free(rngs);
+        free(ids);
+        if (st) break;
+        const double audio = (double)N * want / TOKENS_PER_S, wall = t_t3 + N * (at.flow + at.hift);
+        printf("t3_steps_c%d: %.1f steps/s (%d requests x %d tokens in %.2f s)\n", N, N * want / t_t3, N, want, t_t3);
+        printf("audio_c%d: %.2f audio s per wall s (T3 %.2f s + S3Gen/HiFT %d x %.2f s)\n", N, audio / wall, t_t3, N,
+               at.flow + at.hift);
+        printf("tokens_identical_c%d: %s\n", N, same ? "yes" : "NO");
+        fflush(stdout);
+    }
+    free(spk), free(tok64), free(ref);
+    acoustic_free(&a);
+    vx_t3_free(&t3);
+    if (st) return cli_error("bench", "%s", err.msg);
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
     return 0;
 }

@@ -70,14 +70,17 @@ static vocis_status parts_new(vv_parts *p, const char *size, vx_dtype dt, vx_err
     return st;
 }
 
+int bench_vv_realtime(int threads, int frames, int steps, const char *dtype); /* cmd_bench_rt.c */
+
 int bench_vibevoice(int argc, char **argv) {
     const char *size = NULL, *dtype = "bf16";
-    int threads = 0, frames = 12, steps = 10, ctx = 1024, prefill = 512;
+    int threads = 0, frames = 12, steps = 0, ctx = 1024, prefill = 512;
     const cli_opt opts[] = {
-        {"--synthetic", CLI_STR, &size, "random weights at the dims of VibeVoice 1.5b or 7b (required)", 0, -1},
+        {"--synthetic", CLI_STR, &size, "random weights at the dims of VibeVoice 1.5b, 7b or realtime-0.5b (required)",
+         0, -1},
         {"--dtype", CLI_STR, &dtype, "weight dtype: bf16 (default, as released), f16, f32", 0, -1},
         {"--frames", CLI_INT, &frames, "timed frames after one warm-up (12)", 1, 1000},
-        {"--diffusion-steps", CLI_INT, &steps, "DPM-Solver steps per frame (10)", 1, 999},
+        {"--diffusion-steps", CLI_INT, &steps, "DPM-Solver steps per frame (10; realtime-0.5b: 5)", 1, 999},
         {"--context", CLI_INT, &ctx, "positions already in the LM caches (1024)", 1, 65536},
         {"--prefill", CLI_INT, &prefill, "prompt length for the prefill figure (512)", 1, 65536},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
@@ -89,7 +92,9 @@ int bench_vibevoice(int argc, char **argv) {
                       "semantic encode, connectors) and rtf = frame time / 133 ms, on random weights at the\n"
                       "release's dimensions; plus encoding a 10 s voice and the prompt prefill.");
     if (r) return r == 1 ? 0 : 2;
-    if (!size) return cli_error("bench vibevoice", "--synthetic 1.5b|7b is required"), 2;
+    if (!size) return cli_error("bench vibevoice", "--synthetic 1.5b|7b|realtime-0.5b is required"), 2;
+    if (!strcmp(size, "realtime-0.5b")) return bench_vv_realtime(threads, frames < 24 ? 24 : frames, steps ? steps : 5, dtype);
+    if (!steps) steps = 10;
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench vibevoice", "--dtype must be bf16, f16 or f32"), 2;
     if (threads <= 0) threads = vx_default_threads();

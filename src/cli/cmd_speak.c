@@ -116,6 +116,49 @@ static int take_voices(int argc, char **argv, const char **voices, int *nv) {
     return k;
 }
 
+/* --stream-text (VibeVoice-Realtime): text pushed as it is read (stdin or a file, read(2) as data
+ * arrives), audio out as it is decoded. 0 ok, 1 error on the model handle, 2 error printed here. */
+static int speak_streamed(vocis_model *m, const vocis_voice *v, const char *text, const char *text_file,
+                          const vocis_speak_options *o, vocis_audio *a) {
+    vocis_stream *s;
+    if (vocis_stream_open(m, v, o, &s) != VOCIS_OK) return 1;
+    int rc = 0;
+    if (text) {
+        rc = vocis_stream_push(s, text, strlen(text)) != VOCIS_OK;
+    } else {
+        FILE *fp = text_file ? fopen(text_file, "rb") : stdin;
+        if (!fp) {
+            vocis_stream_close(s);
+            return cli_error("speak", "%s: cannot open: %s", text_file, strerror(errno)), 2;
+        }
+        char buf[4096];
+        size_t total = 0;
+        for (;;) {
+            ssize_t n = read(fileno(fp), buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) {
+                cli_error("speak", "%s: read failed: %s", text_file ? text_file : "stdin", strerror(errno));
+                rc = 2;
+                break;
+            }
+            if (n == 0) break;
+            if ((total += (size_t)n) > MAX_TEXT_BYTES) {
+                cli_error("speak", "%s: text larger than 16 MiB", text_file ? text_file : "stdin");
+                rc = 2;
+                break;
+            }
+            if (vocis_stream_push(s, buf, (size_t)n) != VOCIS_OK) {
+                rc = 1;
+                break;
+            }
+        }
+        if (text_file) fclose(fp);
+    }
+    if (!rc && vocis_stream_finish(s, a) != VOCIS_OK) rc = 1;
+    vocis_stream_close(s);
+    return rc;
+}
+
 int cmd_speak(int argc, char **argv) {
     const char *voice_list[MAX_VOICES];
     int nvoices = 0;
@@ -123,9 +166,11 @@ int cmd_speak(int argc, char **argv) {
     if (argc < 0) return cli_error("speak", "more than %d --voice options", MAX_VOICES), 2;
     const char *model = NULL, *text = NULL, *text_file = NULL, *voice_path = NULL, *out = NULL, *format = "wav";
     (void)voice_path; /* --voice is taken by take_voices; the entry documents it */
-    const char *config = NULL;
+    const char *config = NULL, *precision = NULL, *language = NULL;
     vocis_speak_options o;
     vocis_speak_options_default(&o);
+    o.vv.cfg_scale = NAN, o.vv.diffusion_steps = 0; /* the model's defaults, filled in after open */
+    int stream_text = 0, sret = 0;
     uint64_t seed = UINT64_MAX;
     int threads = 0;
     float exaggeration = NAN;
@@ -133,6 +178,7 @@ int cmd_speak(int argc, char **argv) {
     const cli_opt opts[] = {
         {"--model", CLI_STR, &model, "model folder (required)", 0, -1},
         {"--text", CLI_STR, &text, "text to speak (else --text-file, else stdin)", 0, -1},
+        {"--language|--lang", CLI_STR, &language, "Chatterbox-Multilingual: language code, required there (ar da de el en es fi fr he hi it ja ko ms nl no pl pt ru sv sw tr zh)", 0, -1},
         {"--text-file|--script", CLI_STR, &text_file, "read the text (VibeVoice: the script) from a UTF-8 file", 0,
          -1},
         {"--out|-o", CLI_STR, &out, "output file, or - for raw PCM on stdout (required)", 0, -1},
@@ -146,13 +192,14 @@ int cmd_speak(int argc, char **argv) {
         {"--cfg-weight", CLI_FLOAT, &o.t3.cfg_weight, "T3 classifier-free guidance weight (0.5)", 0, 100},
         {"--exaggeration", CLI_FLOAT, &exaggeration, "emotion exaggeration (default: the voice's)", -100, 100},
         {"--min-p", CLI_FLOAT, &o.t3.min_p, "min-p filter (0.05)", 0, 1},
-        {"--top-p", CLI_FLOAT, &o.t3.top_p, "top-p filter (1.0 = off)", 0, 1},
+        {"--top-p", CLI_FLOAT, &o.t3.top_p, "top-p filter (1.0 = off; default 1.0, Turbo/Nano 0.95)", 0, 1},
+        {"--top-k", CLI_INT, &o.t3.top_k, "Turbo/Nano top-k filter (1000; 0 = off)", 0, 1000000},
         {"--repetition-penalty", CLI_FLOAT, &o.t3.repetition_penalty, "repetition penalty (1.2)", 1e-3, 100},
         {"--max-tokens", CLI_INT, &o.t3.max_new_tokens, "max speech tokens per chunk (1000 = 40 s)", 1, 100000},
         {"--cfm-steps", CLI_INT, &o.cfm_steps, "flow-matching Euler steps (10)", 1, 1000},
-        {"--cfg-scale", CLI_FLOAT, &o.vv.cfg_scale, "VibeVoice: diffusion guidance (1.3)", 0, 100},
-        {"--diffusion-steps", CLI_INT, &o.vv.diffusion_steps, "VibeVoice: DPM-Solver steps per frame (10)", 1, 999},
-        {"--max-new-tokens", CLI_INT, &o.vv.max_new_tokens, "VibeVoice: token cap (0 = upstream's 2 x prompt)", 0,
+        {"--cfg-scale", CLI_FLOAT, &o.vv.cfg_scale, "VibeVoice: diffusion guidance (1.3; Realtime 1.5)", 0, 100},
+        {"--diffusion-steps", CLI_INT, &o.vv.diffusion_steps, "VibeVoice: DPM-Solver steps per frame (10; Realtime 5)", 1, 999},
+        {"--max-new-tokens", CLI_INT, &o.vv.max_new_tokens, "VibeVoice: token cap (0 = upstream's: 2 x prompt; Realtime: the context)", 0,
          100000000},
         {"--max-seconds", CLI_FLOAT, &o.vv.max_seconds, "VibeVoice: stop after this much audio (0 = no limit)", 0,
          1e7},
@@ -160,6 +207,9 @@ int cmd_speak(int argc, char **argv) {
          1000000},
         {"--config", CLI_STR, &config, "hyper-parameter override file", 0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
+        {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
+        {"--stream-text", CLI_FLAG, &stream_text,
+         "VibeVoice-Realtime: read the text (stdin or --text-file) as it arrives and speak it meanwhile", 0, -1},
         {"--quiet|-q", CLI_FLAG, &ui.quiet, "no progress on stderr", 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
@@ -173,6 +223,8 @@ int cmd_speak(int argc, char **argv) {
                       "with greedy tokens, DPM-Solver++ diffusion and CFG; -o - streams each 133 ms frame.");
     if (r) return r == 1 ? 0 : 2;
     if (!model) return cli_error("speak", "--model DIR is required"), 2;
+    int prec;
+    if (cli_precision("speak", precision, &prec)) return 2;
     if (!out) return cli_error("speak", "-o FILE is required (use -o - for raw PCM on stdout)"), 2;
     if (text && text_file) return cli_error("speak", "give --text or --text-file, not both"), 2;
     if (strcmp(format, "wav") && strcmp(format, "wav16") && strcmp(format, "f32") && strcmp(format, "flac") &&
@@ -185,9 +237,10 @@ int cmd_speak(int argc, char **argv) {
     if (seed != UINT64_MAX && seed > (uint64_t)INT64_MAX) return cli_error("speak", "--seed must be below 2^63"), 2;
     o.t3.seed = seed == UINT64_MAX ? -1 : (int64_t)seed;
     o.t3.exaggeration = exaggeration;
+    o.t3.language = language;
 
     char *owned_text = NULL;
-    if (!text) {
+    if (!text && !stream_text) {
         FILE *fp = text_file ? fopen(text_file, "rb") : stdin;
         if (!fp) return cli_error("speak", "%s: cannot open: %s", text_file, strerror(errno));
         int too_big;
@@ -202,13 +255,20 @@ int cmd_speak(int argc, char **argv) {
     o.on_audio = on_audio;
     o.user = &ui;
 
-    vocis_open_options oo = {threads, config};
+    vocis_open_options oo = {threads, config, prec};
     vocis_model *m;
     vocis_voice *v = NULL;
     vocis_audio a = {0};
     int rc = 0;
     vocis_voice *vs[MAX_VOICES] = {0};
     int ok = vocis_model_open(model, &oo, &m) == VOCIS_OK;
+    ok = ok && vocis_check_language(m, language) == VOCIS_OK; /* before any voice is cloned */
+    if (ok) {
+        vocis_speak_options d;
+        vocis_speak_options_for_model(m, &d);
+        if (isnan(o.vv.cfg_scale)) o.vv.cfg_scale = d.vv.cfg_scale;
+        if (!o.vv.diffusion_steps) o.vv.diffusion_steps = d.vv.diffusion_steps;
+    }
     if (ok && nvoices > 1) { /* several speakers: VibeVoice script */
         for (int i = 0; i < nvoices && ok; i++) ok = vocis_voice_load(m, voice_list[i], &vs[i]) == VOCIS_OK;
         ok = ok && vocis_speak_script(m, (const vocis_voice *const *)vs, nvoices, text, &o, &a) == VOCIS_OK;
@@ -217,12 +277,14 @@ int cmd_speak(int argc, char **argv) {
         ok = ok && (vv_no_voice || vocis_voice_load(m, nvoices ? voice_list[0] : NULL, &v) == VOCIS_OK);
         if (ok && !ui.quiet && *vocis_voice_warning(v))
             fprintf(stderr, "vocis speak: warning: %s\n", vocis_voice_warning(v));
-        ok = ok && vocis_speak(m, v, text, &o, &a) == VOCIS_OK;
+        ok = ok && (stream_text ? (sret = speak_streamed(m, v, text, text_file, &o, &a)) == 0
+                                : vocis_speak(m, v, text, &o, &a) == VOCIS_OK);
     }
     for (int i = 0; i < nvoices; i++) vocis_voice_free(vs[i]);
     if (!ok) {
         if (ui.tty && !ui.quiet) fputc('\n', stderr);
-        if (ui.write_failed) rc = cli_error("speak", "writing to stdout failed: %s", strerror(ui.write_failed));
+        if (sret == 2) rc = 1;
+        else if (ui.write_failed) rc = cli_error("speak", "writing to stdout failed: %s", strerror(ui.write_failed));
         else rc = cli_error("speak", "%s", vocis_errmsg(m));
     } else if (!ui.raw_stdout) {
         if (vocis_audio_save(m, &a, out, format) != VOCIS_OK) rc = cli_error("speak", "%s", vocis_errmsg(m));

@@ -14,7 +14,7 @@ static int print_progress(void *user, int step, int32_t token) {
 }
 
 int cmd_tokens(int argc, char **argv) {
-    const char *model = NULL, *text = NULL, *cond = NULL, *config = NULL;
+    const char *model = NULL, *text = NULL, *cond = NULL, *config = NULL, *precision = NULL, *language = NULL;
     vocis_t3_options o;
     vocis_t3_options_default(&o);
     uint64_t seed = UINT64_MAX; /* unset */
@@ -23,6 +23,7 @@ int cmd_tokens(int argc, char **argv) {
     const cli_opt opts[] = {
         {"--model", CLI_STR, &model, "model folder (required)", 0, -1},
         {"--text", CLI_STR, &text, "text to speak (required)", 0, -1},
+        {"--language|--lang", CLI_STR, &language, "Chatterbox-Multilingual: language code, required there (ar da de el en es fi fr he hi it ja ko ms nl no pl pt ru sv sw tr zh)", 0, -1},
         {"--t3-cond", CLI_STR, &cond, "conditioning .safetensors (speaker_emb, cond_prompt_speech_tokens, "
                                       "emotion_adv) or a conds.pt; default: DIR/conds.pt", 0, -1},
         {"--seed", CLI_U64, &seed, "reproduce torch.manual_seed(N) sampling (default: random)", 0, -1},
@@ -31,12 +32,14 @@ int cmd_tokens(int argc, char **argv) {
         {"--cfg-weight", CLI_FLOAT, &o.cfg_weight, "classifier-free guidance weight (0.5; 0 = off)", 0, 100},
         {"--exaggeration", CLI_FLOAT, &exaggeration, "emotion exaggeration (default: the voice's, 0.5)", -100, 100},
         {"--min-p", CLI_FLOAT, &o.min_p, "min-p filter (0.05; 0 = off)", 0, 1},
-        {"--top-p", CLI_FLOAT, &o.top_p, "top-p filter (1.0 = off)", 0, 1},
+        {"--top-p", CLI_FLOAT, &o.top_p, "top-p filter (1.0 = off; default 1.0, Turbo/Nano 0.95)", 0, 1},
+        {"--top-k", CLI_INT, &o.top_k, "Turbo/Nano top-k filter (1000; 0 = off)", 0, 1000000},
         {"--repetition-penalty", CLI_FLOAT, &o.repetition_penalty, "repetition penalty (1.2)", 1e-3, 100},
         {"--max-tokens", CLI_INT, &o.max_new_tokens, "maximum new speech tokens (1000)", 1, 100000},
         {"--config", CLI_STR, &config, "hyper-parameter override file (default: DIR/vocis_config.json if present)",
          0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
+        {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--quiet|-q", CLI_FLAG, &quiet, "no progress on stderr", 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
@@ -45,17 +48,25 @@ int cmd_tokens(int argc, char **argv) {
                       "returns them (including the final stop token 6562 when it was drawn), space-separated.");
     if (r) return r == 1 ? 0 : 2;
     if (!model) return cli_error("tokens", "--model DIR is required"), 2;
+    int prec;
+    if (cli_precision("tokens", precision, &prec)) return 2;
     if (!text) return cli_error("tokens", "--text TEXT is required"), 2;
     if (seed != UINT64_MAX && seed > (uint64_t)INT64_MAX) return cli_error("tokens", "--seed must be below 2^63"), 2;
     o.seed = seed == UINT64_MAX ? -1 : (int64_t)seed;
     o.exaggeration = exaggeration;
+    o.language = language;
     int show = !quiet;
     o.on_token = print_progress;
     o.user = &show;
 
-    vocis_open_options oo = {threads, config};
+    vocis_open_options oo = {threads, config, prec};
     vocis_model *m;
     if (vocis_model_open(model, &oo, &m) != VOCIS_OK) {
+        cli_error("tokens", "%s", vocis_errmsg(m));
+        vocis_model_close(m);
+        return 1;
+    }
+    if (vocis_check_language(m, language) != VOCIS_OK) {
         cli_error("tokens", "%s", vocis_errmsg(m));
         vocis_model_close(m);
         return 1;

@@ -8,19 +8,24 @@
 
 static const char usage_create[] =
     "usage: vocis voice create --model DIR REF_AUDIO -o NAME.voice [--exaggeration F] [--threads N]\n"
-    "       vocis voice create --from-conds conds.pt -o NAME.voice\n\n"
+    "       vocis voice create --from-conds conds.pt -o NAME.voice\n"
+    "       vocis voice create --from-preset PRESET.pt -o NAME.voice [--model REALTIME_DIR]\n\n"
     "Clones a voice from a recording (WAV/FLAC/OGG or anything libsndfile reads; any rate and\n"
     "channel count; 5-10 s of clean speech works best) exactly as upstream's prepare_conditionals,\n"
     "or converts upstream's Conditionals (conds.pt). The voice file is a safetensors with\n"
     "speaker_emb [1,256], cond_prompt_speech_tokens [1,P], emotion_adv [1,1,1] (T3) and\n"
     "prompt_token [1,Tp], prompt_feat [1,Nm,80], embedding [1,192] (S3Gen), plus metadata\n"
-    "(source file, duration, rate, exaggeration, vocis version). Use it with vocis speak --voice.";
+    "(source file, duration, rate, exaggeration, vocis version). Use it with vocis speak --voice.\n"
+    "--from-preset converts a VibeVoice-Realtime voice preset (upstream's\n"
+    "demo/voices/streaming_model/NAME.pt: BF16 KV caches) into a safetensors of its flat tensors\n"
+    "<entry>_last_hidden_state / _key_L / _value_L (entry lm, tts_lm, neg_lm, neg_tts_lm);\n"
+    "with --model it is checked against that Realtime model.";
 
 /* Takes the one positional argument (REF_AUDIO) out of argv; options with a
  * value keep theirs. Returns the new argc, or -1 when there are several. */
 static int take_positional(int argc, char **argv, const char **pos) {
-    static const char *const with_value[] = {"--model", "--from-conds", "--out", "-o", "--exaggeration",
-                                             "--threads", "--config"};
+    static const char *const with_value[] = {"--model", "--from-conds", "--from-preset", "--out", "-o", "--exaggeration",
+                                             "--threads", "--config", "--precision"};
     int k = 1;
     *pos = NULL;
     for (int i = 1; i < argc; i++) {
@@ -40,7 +45,8 @@ static int take_positional(int argc, char **argv, const char **pos) {
 }
 
 static int voice_create(int argc, char **argv) {
-    const char *model = NULL, *conds = NULL, *out = NULL, *ref = NULL, *config = NULL;
+    const char *preset = NULL;
+    const char *model = NULL, *conds = NULL, *out = NULL, *ref = NULL, *config = NULL, *precision = NULL;
     float exaggeration = 0.5f;
     int threads = 0;
     argc = take_positional(argc, argv, &ref);
@@ -48,22 +54,29 @@ static int voice_create(int argc, char **argv) {
     const cli_opt opts[] = {
         {"--model", CLI_STR, &model, "Chatterbox model folder (required to clone a recording)", 0, -1},
         {"--from-conds", CLI_STR, &conds, "convert a Chatterbox conds.pt (torch.save) instead", 0, -1},
+        {"--from-preset", CLI_STR, &preset, "convert a VibeVoice-Realtime voice preset (.pt) instead", 0, -1},
         {"--out|-o", CLI_STR, &out, "voice file to write, e.g. NAME.voice (required)", 0, -1},
         {"--exaggeration", CLI_FLOAT, &exaggeration, "emotion exaggeration stored in the voice (0.5)", -100, 100},
         {"--config", CLI_STR, &config, "hyper-parameter override file", 0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
+        {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), usage_create);
     if (r) return r == 1 ? 0 : 2;
     if (!out) return cli_error("voice create", "-o FILE is required"), 2;
-    if (!!conds + !!ref != 1)
-        return cli_error("voice create", "give either a reference recording or --from-conds conds.pt"), 2;
+    int prec;
+    if (cli_precision("voice create", precision, &prec)) return 2;
+    if (!!conds + !!ref + !!preset != 1)
+        return cli_error("voice create",
+                         "give either a reference recording or --from-conds conds.pt (or --from-preset PRESET.pt "
+                         "for VibeVoice-Realtime)"), 2;
     if (ref && !model) return cli_error("voice create", "--model DIR is required to clone a recording"), 2;
 
     vocis_model *m = NULL;
-    vocis_open_options oo = {threads, config};
+    vocis_open_options oo = {threads, config, prec};
     /* Converting conds.pt needs no weights: an empty handle carries the error messages. */
-    vocis_status st = vocis_model_open(ref ? model : "", ref ? &oo : NULL, &m);
+    const int with_model = ref || (preset && model);
+    vocis_status st = vocis_model_open(with_model ? model : "", with_model ? &oo : NULL, &m);
     if (!m) return cli_error("voice create", "out of memory");
     vocis_voice *v = NULL;
     int rc = 0;
@@ -74,6 +87,8 @@ static int voice_create(int argc, char **argv) {
         if (st == VOCIS_OK) st = vocis_voice_clone(m, ref, &co, &v);
         if (st == VOCIS_OK && *vocis_voice_warning(v))
             fprintf(stderr, "vocis voice create: warning: %s\n", vocis_voice_warning(v));
+    } else if (preset) {
+        if (!with_model || st == VOCIS_OK) st = vocis_voice_load_preset(m, preset, &v);
     } else {
         st = vocis_voice_load(m, conds, &v);
     }

@@ -13,11 +13,13 @@ typedef struct {
 
 static const command commands[] = {
     {"speak", cmd_speak, "Chatterbox text-to-speech to a WAV/FLAC/OGG file or raw PCM"},
+    {"convert", cmd_convert, "Chatterbox voice conversion: say a recording in another voice"},
     {"voice", cmd_voice, "create vocis voice files: clone a recording, or convert a conds.pt"},
     {"tokenize", cmd_tokenize, "print the model's text token ids for a text"},
     {"tokens", cmd_tokens, "Chatterbox T3: generate speech tokens for a text"},
     {"debug", cmd_debug, "run one model stage on golden-named tensors (for tests)"},
     {"bench", cmd_bench, "benchmarks on synthetic random-weight models"},
+    {"serve", cmd_serve, "OpenAI-compatible HTTP speech server (streaming, voices, web page)"},
 };
 
 static void usage(FILE *f) {
@@ -36,7 +38,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("vocis %s\n", vocis_version());
+        printf("%s\n", vocis_version_info()); /* "vocis 0.3.0 (cpu: ...; kernels: ...; ...)" */
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -41,7 +41,7 @@ vocis_status vx_read_file(const char *path, size_t max, char **out, size_t *len,
 
 vocis_status vx_json_load(const char *path, cJSON **out, vx_err *err) {
     char *text;
-    size_t len;
+    size_t len = 0;
     VX_TRY(vx_read_file(path, 64u << 20, &text, &len, err));
     const char *end = NULL;
     *out = cJSON_ParseWithLengthOpts(text, len, &end, 0);

@@ -339,11 +339,18 @@ static const allowed_global k_allowed[] = {
     {"torch", "CharStorage", "torch.CharStorage", VX_PKG_STORAGE_TYPE, VX_I8},
     {"torch", "ByteStorage", "torch.ByteStorage", VX_PKG_STORAGE_TYPE, VX_U8},
     {"torch", "BoolStorage", "torch.BoolStorage", VX_PKG_STORAGE_TYPE, VX_BOOL},
+    /* only with vx_pickle_opts.data_classes */
+    {"transformers.modeling_outputs", "BaseModelOutputWithPast", "transformers.modeling_outputs.BaseModelOutputWithPast",
+     VX_PKG_DATA_CLASS, VX_F32},
+    {"transformers.cache_utils", "DynamicCache", "transformers.cache_utils.DynamicCache", VX_PKG_DATA_CLASS, VX_F32},
 };
+
+static int data_classes_on(const vm *m) { return m->opts && m->opts->data_classes; }
 
 static vocis_status push_global(vm *m, const char *mod, size_t mlen, const char *name, size_t nlen) {
     for (size_t i = 0; i < sizeof k_allowed / sizeof k_allowed[0]; i++) {
         const allowed_global *g = &k_allowed[i];
+        if (g->kind == VX_PKG_DATA_CLASS && !data_classes_on(m)) continue;
         if (strlen(g->module) == mlen && memcmp(g->module, mod, mlen) == 0 && strlen(g->name) == nlen &&
             memcmp(g->name, name, nlen) == 0) {
             vx_pk_value *v = new_value(m, VX_PK_GLOBAL);
@@ -520,6 +527,7 @@ static vocis_status reduce(vm *m) {
                            args->u.seq.n);
         return push(m, new_value(m, VX_PK_DICT));
     case VX_PKG_REBUILD_TENSOR_V2: return rebuild_tensor(m, args);
+    case VX_PKG_DATA_CLASS: return push(m, new_value(m, VX_PK_DICT)); /* fields arrive by SETITEMS / BUILD */
     case VX_PKG_STORAGE_TYPE: break;
     }
     return vm_fail(m, VOCIS_E_FORMAT, "%s may not be called", fn->u.global.name);
@@ -738,6 +746,25 @@ static vocis_status run(vm *m) {
             break;
         case 'R': VX_TRY(reduce(m)); break;
         case 'Q': VX_TRY(persistent_load(m)); break;
+        case 0x81: /* NEWOBJ: cls.__new__(cls, *args) of an allow-listed data class */
+            if (!data_classes_on(m)) goto unsupported;
+            if (!(b = pop(m)) || !(a = pop(m))) return VOCIS_E_FORMAT;
+            if (a->type != VX_PK_GLOBAL || a->u.global.kind != VX_PKG_DATA_CLASS || b->type != VX_PK_TUPLE)
+                return vm_fail(m, VOCIS_E_FORMAT, "NEWOBJ of a %s (only allow-listed data classes)",
+                               a->type == VX_PK_GLOBAL ? a->u.global.name : vx_pk_type_name(a->type));
+            VX_TRY(push(m, new_value(m, VX_PK_DICT)));
+            break;
+        case 'b': /* BUILD: obj.__dict__.update(state) for the data-class dicts */
+            if (!data_classes_on(m)) goto unsupported;
+            if (!(b = pop(m)) || !(a = top(m))) return VOCIS_E_FORMAT;
+            if (a->type != VX_PK_DICT)
+                return vm_fail(m, VOCIS_E_FORMAT, "BUILD on a %s", vx_pk_type_name(a->type));
+            if (b->type == VX_PK_NONE) break;
+            if (b->type != VX_PK_DICT)
+                return vm_fail(m, VOCIS_E_FORMAT, "BUILD state is a %s, expected a dict", vx_pk_type_name(b->type));
+            for (size_t i = 0; i < b->u.dict.n; i++) VX_TRY(dict_set(m, a, b->u.dict.keys[i], b->u.dict.vals[i]));
+            break;
+        unsupported:
         default: {
             const char *on = op_name(m->op);
             if (on)

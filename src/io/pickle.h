@@ -39,6 +39,7 @@ typedef enum vx_pk_global_kind {
     VX_PKG_REBUILD_TENSOR_V2 = 0, /* torch._utils._rebuild_tensor_v2 */
     VX_PKG_ORDERED_DICT,          /* collections.OrderedDict */
     VX_PKG_STORAGE_TYPE,          /* torch.<X>Storage; u.global.dtype says which */
+    VX_PKG_DATA_CLASS,            /* an allow-listed plain-data class (vx_pickle_opts.data_classes) */
 } vx_pk_global_kind;
 
 typedef struct vx_pk_value vx_pk_value;
@@ -94,6 +95,12 @@ typedef struct vx_pickle_opts {
     const char *name;         /* for messages, e.g. "conds.pt:conds/data.pkl" */
     vx_pk_storage_fn storage; /* NULL: persistent ids are an error */
     void *ctx;
+    /* 1: also accept the plain-data classes transformers.modeling_outputs.BaseModelOutputWithPast and
+     * transformers.cache_utils.DynamicCache (VibeVoice-Realtime voice presets). Calling one (REDUCE with
+     * any arguments, or NEWOBJ) makes an empty dict; SETITEMS fill it; BUILD merges a dict state into
+     * it (attributes become keys). Nothing is ever executed. 0: these globals, NEWOBJ and BUILD are
+     * errors as before. */
+    int data_classes;
 } vx_pickle_opts;
 
 typedef struct vx_pickle vx_pickle;

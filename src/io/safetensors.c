@@ -322,12 +322,26 @@ typedef struct ws_ref {
     const vx_tensor *t;
 } ws_ref;
 
+typedef struct ws_conv { /* a converted copy of a tensor's data (precision policy) */
+    const void *src;
+    int kind;
+    void *data;
+} ws_conv;
+
 struct vx_weights {
     char *path;
     vx_st_file **files;
     int nfiles;
     ws_ref *refs; /* sorted by name */
     int count;
+    int precision;  /* policy value for the loaders (kernels/precision.h); 0 = exact */
+    ws_conv *convs; /* converted copies owned by the set */
+    int nconv, capconv;
+    /* a set over tensors held elsewhere (vx_weights_from_views): copied views and names, and their owner */
+    vx_tensor *views;
+    char *names;
+    void (*release)(void *);
+    void *owner;
 };
 
 static int ref_cmp(const void *a, const void *b) {
@@ -491,10 +505,55 @@ vocis_status vx_weights_open(const char *path, vx_weights **out, vx_err *err) {
 void vx_weights_close(vx_weights *w) {
     if (!w) return;
     for (int i = 0; i < w->nfiles; i++) vx_st_close(w->files[i]);
+    for (int i = 0; i < w->nconv; i++) free(w->convs[i].data);
+    free(w->convs);
+    free(w->views);
+    free(w->names);
+    if (w->release) w->release(w->owner);
     free(w->files);
     free(w->refs);
     free(w->path);
     free(w);
+}
+
+void vx_weights_set_precision(vx_weights *w, int precision) {
+    if (w) w->precision = precision;
+}
+int vx_weights_precision(const vx_weights *w) { return w ? w->precision : 0; }
+
+void *vx_weights_converted(const vx_weights *w, const void *src, int kind) {
+    for (int i = 0; w && i < w->nconv; i++)
+        if (w->convs[i].src == src && w->convs[i].kind == kind) return w->convs[i].data;
+    return NULL;
+}
+
+vocis_status vx_weights_keep(const vx_weights *cw, const void *src, int kind, void *data, vx_err *err) {
+    vx_weights *w = (vx_weights *)cw; /* the set owns its converted copies; loaders see it const */
+    if (w->nconv == w->capconv) {
+        int cap = w->capconv ? 2 * w->capconv : 64;
+        ws_conv *nc = realloc(w->convs, sizeof *nc * (size_t)cap);
+        if (!nc) {
+            free(data);
+            return vx_fail(err, VOCIS_E_NOMEM, "%s: out of memory for converted weights", w->path);
+        }
+        w->convs = nc;
+        w->capconv = cap;
+    }
+    w->convs[w->nconv++] = (ws_conv){src, kind, data};
+    return VOCIS_OK;
+}
+
+void vx_weights_release(const vx_weights *w, const void *data, size_t bytes) {
+    const uint8_t *p = data;
+    for (int i = 0; w && i < w->nfiles; i++) {
+        const vx_st_file *f = w->files[i];
+        if (!f->map || p < f->base || p + bytes > f->base + f->size) continue;
+        /* only whole pages inside the span: neighbours keep theirs */
+        uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t a = ((uintptr_t)p + pg - 1) / pg * pg, b = ((uintptr_t)p + bytes) / pg * pg;
+        if (a < b) madvise((void *)a, b - a, MADV_DONTNEED);
+        return;
+    }
 }
 
 const char *vx_weights_path(const vx_weights *w) { return w->path; }
@@ -506,8 +565,48 @@ const vx_tensor *vx_weights_find(const vx_weights *w, const char *name, const ch
     ws_ref key = {.name = name};
     ws_ref *r = bsearch(&key, w->refs, (size_t)w->count, sizeof(ws_ref), ref_cmp);
     if (!r) return NULL;
-    if (file) *file = vx_st_path(w->files[r->file]);
+    if (file) *file = r->file < 0 ? w->path : vx_st_path(w->files[r->file]);
     return r->t;
+}
+
+vocis_status vx_weights_from_views(const char *path, int n, const char *const *names, const vx_tensor *views,
+                                   void (*release)(void *), void *owner, vx_weights **out, vx_err *err) {
+    *out = NULL;
+    vx_weights *w = vx_calloc(err, 1, sizeof *w, "weights");
+    if (!w) {
+        if (release) release(owner);
+        return VOCIS_E_NOMEM;
+    }
+    w->release = release;
+    w->owner = owner;
+    size_t nbytes = 1;
+    for (int i = 0; i < n; i++) nbytes += strlen(names[i]) + 1;
+    w->path = strdup(path);
+    w->views = malloc(sizeof *w->views * (size_t)(n ? n : 1));
+    w->names = malloc(nbytes);
+    w->refs = malloc(sizeof *w->refs * (size_t)(n ? n : 1));
+    if (!w->path || !w->views || !w->names || !w->refs) {
+        vx_weights_close(w);
+        return vx_fail(err, VOCIS_E_NOMEM, "%s: out of memory for the weight table", path);
+    }
+    char *p = w->names;
+    for (int i = 0; i < n; i++) {
+        size_t l = strlen(names[i]) + 1;
+        memcpy(p, names[i], l);
+        w->views[i] = views[i];
+        w->refs[i] = (ws_ref){p, -1, &w->views[i]};
+        p += l;
+    }
+    w->count = n;
+    qsort(w->refs, (size_t)n, sizeof(ws_ref), ref_cmp);
+    for (int i = 1; i < n; i++)
+        if (strcmp(w->refs[i - 1].name, w->refs[i].name) == 0) {
+            vocis_status st = vx_fail(err, VOCIS_E_FORMAT, "%s: tensor '%s' is stored twice", path, w->refs[i].name);
+            vx_weights_close(w);
+            return st;
+        }
+    *out = w;
+    return VOCIS_OK;
 }
 
 int vx_weights_has(const vx_weights *w, const char *name) { return vx_weights_find(w, name, NULL) != NULL; }

@@ -38,6 +38,27 @@ const vx_tensor *vx_weights_find(const vx_weights *w, const char *name, const ch
 int vx_weights_count(const vx_weights *w);
 const char *vx_weights_name(const vx_weights *w, int i);
 const vx_tensor *vx_weights_tensor(const vx_weights *w, int i);
+/* A set over n tensors held elsewhere (e.g. a torch state dict, io/ptweights.h): names and views are
+ * copied, the data stays where the views point. release(owner) (may be NULL) runs on close, or at once
+ * when this fails. Tensors report `path` as their file. */
+vocis_status vx_weights_from_views(const char *path, int n, const char *const *names, const vx_tensor *views,
+                                   void (*release)(void *), void *owner, vx_weights **out, vx_err *err);
+
+/* ---- converted copies (the precision policy, kernels/precision.h) ----
+ * The set carries the policy chosen at load (set it right after opening;
+ * 0 = exact: tensors are used as stored) and owns the copies that loaders
+ * convert from its tensors, so converted matrices live exactly as long as
+ * the views into the file would. */
+void vx_weights_set_precision(vx_weights *w, int precision);
+int vx_weights_precision(const vx_weights *w); /* 0 for NULL */
+/* The copy of `src` (a tensor's data) kept under `kind`, or NULL. */
+void *vx_weights_converted(const vx_weights *w, const void *src, int kind);
+/* Hands a malloc'd copy of src to the set (freed by vx_weights_close; freed
+ * at once when the table cannot grow). */
+vocis_status vx_weights_keep(const vx_weights *w, const void *src, int kind, void *data, vx_err *err);
+/* Drops the resident pages of a mapped span that was converted (they read
+ * back from the file if touched again); no-op for data not in a file map. */
+void vx_weights_release(const vx_weights *w, const void *data, size_t bytes);
 
 #define VX_DT(t) (1u << (t))
 #define VX_FLOATS (VX_DT(VX_F32) | VX_DT(VX_F16) | VX_DT(VX_BF16))

@@ -385,6 +385,7 @@ struct vx_torch_file {
     vx_pickle *pk;
     char *prefix;
     char *where; /* "<path>:<prefix>data.pkl" for messages */
+    int data_classes; /* vx_pickle_opts.data_classes */
 };
 
 static vocis_status torch_storage(void *ctx, const char *key, vx_dtype dt, uint64_t numel, const void **data,
@@ -445,17 +446,18 @@ static vocis_status torch_parse(vx_torch_file *f, vx_err *err) {
     const uint8_t *p;
     uint64_t n;
     VX_TRY(vx_zip_read(f->zip, pkl, &p, &n, err));
-    vx_pickle_opts o = {.name = f->where, .storage = torch_storage, .ctx = f};
+    vx_pickle_opts o = {.name = f->where, .storage = torch_storage, .ctx = f, .data_classes = f->data_classes};
     return vx_pickle_load(p, (size_t)n, &o, &f->pk, err);
 }
 
-static vocis_status torch_finish(vx_zip *z, vx_torch_file **out, vx_err *err) {
+static vocis_status torch_finish(vx_zip *z, int data_classes, vx_torch_file **out, vx_err *err) {
     vx_torch_file *f = vx_calloc(err, 1, sizeof *f, "torch file");
     if (!f) {
         vx_zip_close(z);
         return VOCIS_E_NOMEM;
     }
     f->zip = z;
+    f->data_classes = data_classes;
     vocis_status st = torch_parse(f, err);
     if (st != VOCIS_OK) {
         vx_torch_close(f);
@@ -469,14 +471,21 @@ vocis_status vx_torch_open(const char *path, vx_torch_file **out, vx_err *err) {
     *out = NULL;
     vx_zip *z;
     VX_TRY(vx_zip_open(path, &z, err));
-    return torch_finish(z, out, err);
+    return torch_finish(z, 0, out, err);
+}
+
+vocis_status vx_torch_open_data(const char *path, vx_torch_file **out, vx_err *err) {
+    *out = NULL;
+    vx_zip *z;
+    VX_TRY(vx_zip_open(path, &z, err));
+    return torch_finish(z, 1, out, err);
 }
 
 vocis_status vx_torch_open_mem(const void *buf, size_t len, const char *name, vx_torch_file **out, vx_err *err) {
     *out = NULL;
     vx_zip *z;
     VX_TRY(vx_zip_open_mem(buf, len, name, &z, err));
-    return torch_finish(z, out, err);
+    return torch_finish(z, 0, out, err);
 }
 
 void vx_torch_close(vx_torch_file *f) {

@@ -35,6 +35,9 @@ vocis_status vx_zip_read(vx_zip *z, const char *name, const uint8_t **data, uint
 typedef struct vx_torch_file vx_torch_file;
 
 vocis_status vx_torch_open(const char *path, vx_torch_file **out, vx_err *err);
+/* Same, also accepting the plain-data classes of vx_pickle_opts.data_classes
+ * (HF BaseModelOutputWithPast / DynamicCache: VibeVoice-Realtime voice presets). */
+vocis_status vx_torch_open_data(const char *path, vx_torch_file **out, vx_err *err);
 vocis_status vx_torch_open_mem(const void *buf, size_t len, const char *name, vx_torch_file **out, vx_err *err);
 void vx_torch_close(vx_torch_file *f);
 const char *vx_torch_path(const vx_torch_file *f);

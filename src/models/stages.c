@@ -55,10 +55,11 @@ vocis_status vx_stage_in_wave(const vx_stage_args *a, const char *name, float **
     vx_tensor t;
     VX_TRY(vx_stage_in_f32(a, name, -1, NULL, data, &t, err));
     if (t.ndim > 2 || (t.ndim == 2 && t.shape[0] != 1) || vx_numel(&t) < 1) {
+        char s[64];
         free(*data);
         *data = NULL;
-        return vx_fail(err, VOCIS_E_SHAPE, "%s: input '%s' must be a waveform [L] or [1, L] with L >= 1",
-                       vx_st_path(a->in), name);
+        return vx_fail(err, VOCIS_E_SHAPE, "%s: input tensor '%s': expected shape [L] or [1, L] (L >= 1), found %s",
+                       vx_st_path(a->in), name, vx_shape_str(&t, s, sizeof s));
     }
     *n = vx_numel(&t);
     return VOCIS_OK;

@@ -13,6 +13,8 @@ typedef struct vx_stage_args {
     int nthreads;
     int argc;              /* stage-specific extra options (e.g. --script FILE) */
     char **argv;
+    int precision;         /* --precision (kernels/precision.h), resolved; 0 = exact (as debug's default).
+                            * A stage sets it on the weight sets it opens: vx_weights_set_precision. */
 } vx_stage_args;
 
 typedef vocis_status (*vx_stage_fn)(const vx_stage_args *a, vx_err *err);
@@ -54,6 +56,8 @@ vocis_status vx_stage_s3gen_flow(const vx_stage_args *a, vx_err *err);
  * ref-mel (ref_24k -> mel [1, 80, M]) */
 vocis_status vx_stage_resample(const vx_stage_args *a, vx_err *err);
 vocis_status vx_stage_ref_mel(const vx_stage_args *a, vx_err *err);
+/* Voice conversion: source-long-tokenizer --source FILE -> 07_source_long_tokenizer tensors */
+vocis_status vx_stage_source_long_tokenizer(const vx_stage_args *a, vx_err *err);
 
 /* VibeVoice */
 /* vv-processor: --script FILE --voice FILE [--voice FILE ...]; no --in ->
@@ -77,5 +81,16 @@ vocis_status vx_stage_vv_connectors(const vx_stage_args *a, vx_err *err);
  * sN_loop_* (timesteps, head_input_x, head_output, guided_eps, x0_pred, sample_in, sample_out, result,
  * init_noise), sN_sched_sigmas, sN_sched_alphas_cumprod */
 vocis_status vx_stage_vv_diffusion(const vx_stage_args *a, vx_err *err);
+/* VibeVoice-Realtime (realtime.h), each --voice PRESET (.pt or vocis voice file):
+ * vv-rt-preset -> <entry>_last_hidden_state, <entry>_key_K, <entry>_value_K (entry lm, tts_lm, neg_lm, neg_tts_lm);
+ * vv-rt-lm-lower: window_ids -> inputs_embeds, position_ids, layerK_out, last_hidden_state, kv_key_K, kv_value_K;
+ * vv-rt-lm-upper: lm_hidden_in, speech_embed_in -> {text,speech,neg}_{inputs_embeds,position_ids,layerK_out,
+ *   last_hidden_state,eos_fc1_out,eos_logit,eos_prob}, tts_input_types;
+ * vv-rt-generate: --text T | --text-file F, --seed N | --in frame_init_noise [--steps N] [--cfg-scale F]
+ *   [--max-new-tokens N] -> 08_e2e tensors */
+vocis_status vx_stage_vv_rt_preset(const vx_stage_args *a, vx_err *err);
+vocis_status vx_stage_vv_rt_lm_lower(const vx_stage_args *a, vx_err *err);
+vocis_status vx_stage_vv_rt_lm_upper(const vx_stage_args *a, vx_err *err);
+vocis_status vx_stage_vv_rt_generate(const vx_stage_args *a, vx_err *err);
 
 #endif

@@ -1,5 +1,7 @@
 #include "nn/transformer.h"
 
+#include "kernels/precision.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +22,7 @@ vocis_status vx_weights_mat(const vx_weights *w, const char *name, int64_t rows,
     vx_tensor t;
     VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(rows, cols), &t, err, "%s", name));
     *m = vx_mat_of(&t);
-    return VOCIS_OK;
+    return vx_weights_mat_policy(w, m, VX_W_MATRIX, err);
 }
 
 vocis_status vx_tf_load(vx_tf *tf, const vx_weights *w, const char *prefix, const vx_tf_options *opt, vx_err *err) {

@@ -49,7 +49,8 @@ typedef struct vx_tf_options {
 vocis_status vx_tf_load(vx_tf *tf, const vx_weights *w, const char *prefix, const vx_tf_options *opt, vx_err *err);
 
 /* Weight helpers for model loaders: a [rows, cols] float matrix as a vx_mat
- * view (file dtype), and a float vector of n values copied to f32. */
+ * view (file dtype, or the converted copy the set's precision policy asks
+ * for: kernels/precision.h), and a float vector of n values copied to f32. */
 vocis_status vx_weights_mat(const vx_weights *w, const char *name, int64_t rows, int64_t cols, vx_mat *m,
                             vx_err *err);
 vocis_status vx_weights_vec_f32(const vx_weights *w, const char *name, int64_t n, float *dst, vx_err *err);

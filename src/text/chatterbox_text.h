@@ -18,6 +18,8 @@
  * final full stop. "" becomes "You need to add some text for me to talk.".
  * Invalid UTF-8 is VOCIS_E_ARG. *out is malloc'd. */
 vocis_status vx_cb_punc_norm(const char *in, char **out, vx_err *err);
+/* mtl_tts.punc_norm (Chatterbox-Multilingual): the same, with 、，。？！ also ending a sentence. */
+vocis_status vx_mtl_punc_norm(const char *in, char **out, vx_err *err);
 
 /* punc_norm, every ' ' -> "[SPACE]", then tokenizer encode. No start/stop
  * ids are added. *ids is malloc'd. */

@@ -48,7 +48,22 @@ fail:
     return -1;
 }
 
-vocis_status vx_cb_punc_norm(const char *in, char **out, vx_err *err) {
+/* The sentence enders that Chatterbox-Multilingual's punc_norm adds: 、，。？！ */
+static int ends_with_mtl_ender(const char *s, size_t n) {
+    static const char *const enders[] = {"\xE3\x80\x81", "\xEF\xBC\x8C", "\xE3\x80\x82", "\xEF\xBC\x9F",
+                                         "\xEF\xBC\x81"};
+    for (size_t i = 0; i < sizeof enders / sizeof enders[0]; i++)
+        if (n >= 3 && memcmp(s + n - 3, enders[i], 3) == 0) return 1;
+    return 0;
+}
+
+static vocis_status punc_norm(const char *in, int mtl, char **out, vx_err *err);
+
+vocis_status vx_cb_punc_norm(const char *in, char **out, vx_err *err) { return punc_norm(in, 0, out, err); }
+
+vocis_status vx_mtl_punc_norm(const char *in, char **out, vx_err *err) { return punc_norm(in, 1, out, err); }
+
+static vocis_status punc_norm(const char *in, int mtl, char **out, vx_err *err) {
     *out = NULL;
     if (!in) return vx_fail(err, VOCIS_E_ARG, "punc_norm: no text");
     size_t len = strlen(in);
@@ -119,7 +134,7 @@ vocis_status vx_cb_punc_norm(const char *in, char **out, vx_err *err) {
 
     /* 4. rstrip(" ") and 5. a full stop unless it ends with . ! ? - , */
     while (b.n && b.s[b.n - 1] == ' ') b.s[--b.n] = '\0';
-    if (!b.n || !strchr(".!?-,", b.s[b.n - 1])) {
+    if (!b.n || (!strchr(".!?-,", b.s[b.n - 1]) && !(mtl && ends_with_mtl_ender(b.s, b.n)))) {
         if (sb_put(&b, ".", 1)) goto nomem;
     }
     *out = b.s;

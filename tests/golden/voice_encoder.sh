@@ -47,7 +47,7 @@ expect_error few-samples "too short: 150 samples after trimming" "${ve[@]}" "$SC
 write_st "$SCRATCH/nan.st" ref_16k_soxr '[1,4000]' 16000 "$nan"
 expect_error not-finite "sample 0 is not finite" "${ve[@]}" "$SCRATCH/nan.st"
 write_st "$SCRATCH/shape.st" ref_16k_soxr '[2,100]' 800 "$half"
-expect_error wrong-shape "waveform \[L\] or \[1, L\]" "${ve[@]}" "$SCRATCH/shape.st"
+expect_error wrong-shape "expected shape \[L\] or \[1, L\]" "${ve[@]}" "$SCRATCH/shape.st"
 write_st "$SCRATCH/other.st" ref_24k '[1000]' 4000 "$half"
 expect_error missing-input "missing input tensor 'ref_16k_soxr'" "${ve[@]}" "$SCRATCH/other.st"
 expect_error extra-option "unknown option '--bogus'" "${ve[@]}" "$IN" --bogus

@@ -2,9 +2,9 @@
  * for the voice-cloning input cases. KIND:
  *   pcm8 pcm24 float stereo flac ogg mp3 (valid, odd encodings; same samples)
  *   r8k r48k (the same samples declared at 8 / 48 kHz)
- *   short05 (first 0.5 s)   one (a single sample)   headeronly (a WAV with no frames)
+ *   short05, short005 (first 0.5 / 0.05 s)   one (a single sample)   headeronly (a WAV with no frames)
  *   nan inf (float WAV with one non-finite sample)
- *   long2h (two hours: 8 kHz 8-bit, SRC repeated) */
+ *   long2h, long125s (two hours / 125 s: 8 kHz 8-bit, SRC repeated) */
 #include <math.h>
 #include <sndfile.h>
 #include <stdio.h>
@@ -58,6 +58,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(kind, "r8k")) rc = write_file(out, 8000, 1, wav | SF_FORMAT_PCM_16, x, n);
     else if (!strcmp(kind, "r48k")) rc = write_file(out, 48000, 1, wav | SF_FORMAT_PCM_16, x, n);
     else if (!strcmp(kind, "short05")) rc = write_file(out, si.samplerate, 1, wav | SF_FORMAT_PCM_16, x, si.samplerate / 2);
+    else if (!strcmp(kind, "short005")) rc = write_file(out, si.samplerate, 1, wav | SF_FORMAT_PCM_16, x, si.samplerate / 20);
     else if (!strcmp(kind, "one")) rc = write_file(out, si.samplerate, 1, wav | SF_FORMAT_PCM_16, x, 1);
     else if (!strcmp(kind, "headeronly")) rc = write_file(out, si.samplerate, 1, wav | SF_FORMAT_PCM_16, x, 0);
     else if (!strcmp(kind, "stereo")) {
@@ -69,7 +70,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(kind, "nan") || !strcmp(kind, "inf")) {
         x[n / 2] = !strcmp(kind, "nan") ? NAN : INFINITY;
         rc = write_file(out, si.samplerate, 1, wav | SF_FORMAT_FLOAT, x, n);
-    } else if (!strcmp(kind, "long2h")) {
+    } else if (!strcmp(kind, "long2h") || !strcmp(kind, "long125s")) {
         SF_INFO info = {0};
         info.samplerate = 8000;
         info.channels = 1;
@@ -77,7 +78,8 @@ int main(int argc, char **argv) {
         SNDFILE *f = sf_open(out, SFM_WRITE, &info);
         if (!f) return 1;
         rc = 0;
-        for (sf_count_t done = 0; done < (sf_count_t)2 * 3600 * 8000 && !rc; done += n)
+        const sf_count_t total = !strcmp(kind, "long2h") ? (sf_count_t)2 * 3600 * 8000 : (sf_count_t)125 * 8000;
+        for (sf_count_t done = 0; done < total && !rc; done += n)
             if (sf_writef_float(f, x, n) != n) rc = 1;
         sf_close(f);
     } else {

@@ -4,9 +4,13 @@
  * stcompare --print FILE NAME prints a tensor's values space-separated.
  * stcompare --wav OUT.wav GOLDEN NAME ATOL compares an audio file's samples
  * (read as float) against a tensor; stcompare --raw OUT.f32 GOLDEN NAME ATOL
- * the same for raw little-endian float32 PCM. */
+ * the same for raw little-endian float32 PCM.
+ * ATOL may also be relN (max |diff| <= N · max |golden|) or snrN (signal-to-
+ * noise ratio 10·log10(Σgolden² / Σdiff²) >= N dB), for the fast precision modes.
+ * stcompare --snr-wav A.wav B.wav DB: the SNR of B against A (same length). */
 #include "io/safetensors.h"
 
+#include <math.h>
 #include <sndfile.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +115,42 @@ static int compare_raw(const char *raw, const char *golden, const char *name, do
     return rc;
 }
 
+static float *read_wav(const char *path, sf_count_t *n) {
+    SF_INFO info = {0};
+    SNDFILE *sf = sf_open(path, SFM_READ, &info);
+    if (!sf || info.channels != 1) {
+        fprintf(stderr, "stcompare: %s: not a mono audio file\n", path);
+        if (sf) sf_close(sf);
+        return NULL;
+    }
+    float *x = malloc(sizeof(float) * (size_t)(info.frames ? info.frames : 1));
+    *n = x ? sf_readf_float(sf, x, info.frames) : 0;
+    sf_close(sf);
+    return x;
+}
+
+static int compare_snr_wav(const char *a, const char *b, double db) {
+    sf_count_t na = 0, nb = 0;
+    float *x = read_wav(a, &na), *y = read_wav(b, &nb);
+    int rc = 2;
+    if (x && y) {
+        double s = 0, e = 0;
+        for (sf_count_t i = 0; i < na && i < nb; i++) {
+            s += (double)x[i] * x[i];
+            e += ((double)y[i] - x[i]) * ((double)y[i] - x[i]);
+        }
+        double snr = e > 0 ? 10 * log10(s / e) : 999;
+        rc = na == nb && snr >= db ? 0 : 1;
+        printf("%s %s vs %s: %lld vs %lld samples, SNR %.1f dB (min %g)\n", rc ? "FAIL" : "ok  ", b, a,
+               (long long)nb, (long long)na, snr, db);
+    }
+    free(x);
+    free(y);
+    return rc;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 5 && strcmp(argv[1], "--snr-wav") == 0) return compare_snr_wav(argv[2], argv[3], atof(argv[4]));
     if (argc == 4 && strcmp(argv[1], "--print") == 0) return print_tensor(argv[2], argv[3]);
     if (argc == 6 && strcmp(argv[1], "--wav") == 0) return compare_wav(argv[2], argv[3], argv[4], atof(argv[5]));
     if (argc == 6 && strcmp(argv[1], "--raw") == 0) return compare_raw(argv[2], argv[3], argv[4], atof(argv[5]));
@@ -137,7 +176,8 @@ int main(int argc, char **argv) {
         *colon = '\0';
         const char *tol_s = colon + 1;
         int exact = strcmp(tol_s, "exact") == 0;
-        double atol = exact ? 0 : atof(tol_s);
+        int rel = strncmp(tol_s, "rel", 3) == 0, snr = strncmp(tol_s, "snr", 3) == 0;
+        double atol = exact ? 0 : atof(tol_s + (rel || snr ? 3 : 0));
         char *eq = strchr(spec, '=');
         const char *oname = spec, *gname = spec;
         if (eq) {
@@ -160,7 +200,7 @@ int main(int argc, char **argv) {
             continue;
         }
         int64_t n = vx_numel(gt), worst = 0;
-        double m = 0;
+        double m = 0, gmax = 0, sig = 0, noise = 0;
         for (int64_t i = 0; i < n; i++) {
             double x = value_at(ot, i), y = value_at(gt, i);
             double d = (x == y) ? 0 : (x - y < 0 ? y - x : x - y);
@@ -169,9 +209,21 @@ int main(int argc, char **argv) {
                 m = d;
                 worst = i;
             }
+            gmax = y > gmax ? y : -y > gmax ? -y : gmax;
+            sig += y * y;
+            noise += d * d;
         }
+        char extra[96] = "";
         int ok = exact ? m == 0 : m <= atol;
-        printf("%s %s: max |diff| %.3g (tol %s)%s\n", ok ? "ok  " : "FAIL", oname, m, tol_s, "");
+        if (rel) {
+            ok = m <= atol * gmax;
+            snprintf(extra, sizeof extra, ", %.3g of max |golden| %.3g", gmax > 0 ? m / gmax : 0.0, gmax);
+        } else if (snr) {
+            double db = noise > 0 ? 10 * log10(sig / noise) : 999;
+            ok = db >= atol;
+            snprintf(extra, sizeof extra, ", SNR %.1f dB", db);
+        }
+        printf("%s %s: max |diff| %.3g (tol %s)%s\n", ok ? "ok  " : "FAIL", oname, m, tol_s, extra);
         if (!ok) {
             printf("     worst at %lld: %.9g vs golden %.9g\n", (long long)worst, value_at(ot, worst),
                    value_at(gt, worst));

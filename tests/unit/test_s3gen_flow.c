@@ -247,7 +247,7 @@ static void test_golden(void) {
     char model[4096];
     snprintf(model, sizeof model, "%s", tl_path("chatterbox/ckpt"));
     vx_st_writer *w = vx_st_writer_new();
-    vx_stage_args a = {model, g, w, 2, 0, NULL};
+    vx_stage_args a = {model, g, w, 2, 0, NULL, 0};
     vocis_status st = vx_stage_s3gen_flow(&a, &err);
     CHECK_MSG(st == VOCIS_OK, "%s", err.msg);
     if (st == VOCIS_OK) st = vx_st_writer_save(w, opath, &err);

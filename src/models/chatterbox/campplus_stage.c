@@ -8,6 +8,8 @@
 
 #include "models/chatterbox/campplus.h"
 #include "models/stages.h"
+#include "models/chatterbox/mtl.h"
+#include "models/chatterbox/turbo.h"
 
 vocis_status vx_stage_campplus(const vx_stage_args *a, vx_err *err) {
     VX_TRY(vx_stage_no_options(a, err));
@@ -23,10 +25,11 @@ vocis_status vx_stage_campplus(const vx_stage_args *a, vx_err *err) {
     const int64_t n = wt.shape[wt.ndim - 1];
 
     char path[4096];
-    snprintf(path, sizeof path, "%s/s3gen.safetensors", a->model_dir);
+    snprintf(path, sizeof path, "%s/%s", a->model_dir,
+             vx_turbo_s3gen_name(a->model_dir) ? vx_turbo_s3gen_name(a->model_dir) : "s3gen.safetensors");
     vx_weights *w = NULL;
     vx_campplus *c = NULL;
-    vocis_status st = vx_weights_open(path, &w, err);
+    vocis_status st = vx_cb_weights_open_path(path, &w, err);
     if (st == VOCIS_OK) {
         st = vx_campplus_load(w, NULL, &c, err);
         vx_weights_close(w); /* everything is copied to owned f32 */

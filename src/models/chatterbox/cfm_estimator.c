@@ -24,12 +24,16 @@ struct cfm_ws {
     float *q, *k, *v, *att;     /* [B][L][H·hd] */
     float *ff;                  /* [B][L][ffn] */
     float *te, *t1, *temb, *tmish, *tproj;
+    float *tcat; /* MeanFlow: [time_mlp(t) | time_mlp(r)] */
+    float r;     /* MeanFlow end time (cfm_ws_set_r) */
 };
+
+void cfm_ws_set_r(cfm_ws *w, float r) { w->r = r; }
 
 void cfm_ws_free(cfm_ws *w) {
     if (!w) return;
     float *bufs[] = {w->cat, w->h0, w->h1, w->a, w->tmp, w->skip, w->col, w->q, w->k, w->v, w->att, w->ff,
-                     w->te,  w->t1, w->temb, w->tmish, w->tproj};
+                     w->te,  w->t1, w->temb, w->tmish, w->tproj, w->tcat};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     free(w);
 }
@@ -48,7 +52,7 @@ vocis_status cfm_ws_new(const vx_s3gen_flow *f, int64_t L, cfm_ws **out, vx_err 
              {&w->tmp, BL * C},    {&w->skip, BL * C}, {&w->col, BL * wide * 3}, {&w->q, BL * HD},
              {&w->k, BL * HD},     {&w->v, BL * HD},   {&w->att, BL * HD},     {&w->ff, BL * d->dec_ffn},
              {&w->te, 4 * d->n_mels}, {&w->t1, d->temb_dim}, {&w->temb, d->temb_dim}, {&w->tmish, d->temb_dim},
-             {&w->tproj, C}};
+             {&w->tproj, C}, {&w->tcat, 2 * d->temb_dim}};
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
         *a[i].p = vx_malloc(err, (size_t)a[i].n * sizeof(float), "estimator workspace");
         if (!*a[i].p) {
@@ -146,7 +150,7 @@ static void tblock(const vx_s3gen_flow *f, const fl_tblock *tb, cfm_ws *w, int64
 static vocis_status cap(vx_st_writer *dbg, const char *tag, const char *what, const float *x, int64_t L, int64_t C,
                         int cm, vx_err *err) {
     char name[128];
-    snprintf(name, sizeof name, "est_%s_%s", tag, what);
+    snprintf(name, sizeof name, "est_%s_%s", tag ? tag : "", what);
     if (!cm) return vx_st_writer_add(dbg, name, VX_F32, VX_DIMS(1, L, C), x, err);
     float *t = vx_malloc(err, (size_t)(L * C) * sizeof(float), name);
     if (!t) return err->code;
@@ -200,15 +204,30 @@ vocis_status cfm_estimator_forward(const vx_s3gen_flow *f, cfm_ws *w, int64_t B,
     /* time embedding: te = [sin(1000·t·ω_κ), cos(…)], ω_κ = exp(−κ·ln(10000)/(half − 1)); MLP (SiLU) */
     const int64_t half = IN / 2;
     const float sc = (float)-(log(10000.0) / (double)(half - 1));
-    for (int64_t i = 0; i < half; i++) {
-        float a = (1000.0f * t) * expf((float)i * sc);
-        w->te[i] = sinf(a);
-        w->te[half + i] = cosf(a);
+    for (int pass = 0; pass < (d->meanflow ? 2 : 1); pass++) {
+        const float tt = pass ? w->r : t;
+        for (int64_t i = 0; i < half; i++) {
+            float a = (1000.0f * tt) * expf((float)i * sc);
+            w->te[i] = sinf(a);
+            w->te[half + i] = cosf(a);
+        }
+        vx_linear(w->t1, w->te, 1, &f->time1.w, f->time1.b, 1);
+        vx_silu(w->t1, d->temb_dim);
+        vx_linear(d->meanflow ? w->tcat + pass * d->temb_dim : w->temb, w->t1, 1, &f->time2.w, f->time2.b, 1);
     }
-    vx_linear(w->t1, w->te, 1, &f->time1.w, f->time1.b, 1);
-    vx_silu(w->t1, d->temb_dim);
-    vx_linear(w->temb, w->t1, 1, &f->time2.w, f->time2.b, 1);
-    if (dbg) {
+    if (d->meanflow) { /* MeanFlow: temb = time_embed_mixer([time_mlp(t) | time_mlp(r)]) */
+        vx_linear(w->temb, w->tcat, 1, &f->time_mixer.w, NULL, 1);
+        if (dbg) {
+            const char *what[3] = {"time_mlp_t", "time_mlp_r", "time_embed_mixer"};
+            const float *src[3] = {w->tcat, w->tcat + d->temb_dim, w->temb};
+            for (int i = 0; i < 3; i++) {
+                char name[80];
+                snprintf(name, sizeof name, "est_%s_%s", tag, what[i]);
+                VX_TRY(vx_st_writer_add(dbg, name, VX_F32, VX_DIMS(1, d->temb_dim), src[i], err));
+            }
+        }
+    }
+    if (dbg && !d->meanflow) {
         char name[64];
         snprintf(name, sizeof name, "est_%s_time_mlp", tag);
         float *tt = vx_malloc(err, (size_t)(B * d->temb_dim) * sizeof(float), name);

@@ -5,21 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "audio/resample.h"
 #include "io/audio.h"
+#include "models/chatterbox/mtl.h"
 #include "models/chatterbox/ref_mel.h"
 
 vocis_status vx_cb_cloner_load(vx_cb_cloner *c, const char *model_dir, const vx_weights *s3gen_w,
-                               const vx_cb_config *cfg, vx_err *err) {
+                               const vx_cb_config *cfg, int vc_only, vx_err *err) {
     memset(c, 0, sizeof *c);
     c->t3_prompt_len = cfg->t3_prompt_len;
     char path[4200];
     snprintf(path, sizeof path, "%s/ve.safetensors", model_dir);
     vx_weights *vw = NULL;
-    VX_TRY(vx_weights_open(path, &vw, err));
-    vocis_status st = vx_ve_load(vw, &c->ve, err);
-    vx_weights_close(vw); /* the voice encoder owns float32 copies */
+    vocis_status st = VOCIS_OK;
+    if (access(path, F_OK) == 0 || !vc_only) { /* a voice-conversion folder has no voice encoder */
+        VX_TRY(vx_cb_weights_open_path(path, &vw, err)); /* or ve.pt (the multilingual release) */
+        st = vx_ve_load(vw, &c->ve, err);
+        vx_weights_close(vw); /* the voice encoder owns float32 copies */
+    }
     if (!st) st = vx_s3tok_load(s3gen_w, cfg->s3tok_heads, &c->tok, err);
     if (!st) st = vx_campplus_load(s3gen_w, NULL, &c->cam, err);
     if (st) {
@@ -89,24 +94,28 @@ vocis_status vx_cb_clone(const vx_cb_cloner *c, const float *wav24, int64_t n, f
     vocis_status st;
     double t = now();
     /* librosa.resample of the whole (read) reference: T3 prompt and voice encoder */
-    if ((st = vx_audio_resample(wav24, n, VX_CLONE_SR, VX_CLONE_SR16, &ref16, &n16, err))) goto done;
+    if (c->ve && (st = vx_audio_resample(wav24, n, VX_CLONE_SR, VX_CLONE_SR16, &ref16, &n16, err))) goto done;
     /* S3Gen's copy: the first 10 s, resampled by torchaudio */
     const int64_t n24 = n < VX_CLONE_S3GEN_SECONDS * VX_CLONE_SR ? n : VX_CLONE_S3GEN_SECONDS * VX_CLONE_SR;
     if ((st = vx_resample_sinc(wav24, n24, VX_CLONE_SR, VX_CLONE_SR16, &r16, &nr16, nthreads, err))) goto done;
     tm.resample = now() - t;
 
-    t = now();
-    if (!(emb = vx_malloc(err, sizeof(float) * (size_t)c->ve->emb, "speaker embedding"))) {
-        st = VOCIS_E_NOMEM;
-        goto done;
-    }
-    if ((st = vx_ve_embed(c->ve, ref16, n16, emb, NULL, nthreads, err))) goto done;
-    tm.voice_encoder = now() - t;
+    if (c->ve) { /* the T3 half */
+        t = now();
+        if (!(emb = vx_malloc(err, sizeof(float) * (size_t)c->ve->emb, "speaker embedding"))) {
+            st = VOCIS_E_NOMEM;
+            goto done;
+        }
+        if ((st = vx_ve_embed(c->ve, ref16, n16, emb, NULL, nthreads, err))) goto done;
+        tm.voice_encoder = now() - t;
 
-    t = now();
-    const int64_t n16_t3 = n16 < VX_CLONE_T3_SECONDS * VX_CLONE_SR16 ? n16 : VX_CLONE_T3_SECONDS * VX_CLONE_SR16;
-    if ((st = vx_s3tok_tokenize(c->tok, ref16, n16_t3, c->t3_prompt_len, &t3tok, &nt3, nthreads, err))) goto done;
-    tm.t3_tokens = now() - t;
+        t = now();
+        const int64_t t3n = (int64_t)(c->t3_seconds > 0 ? c->t3_seconds : VX_CLONE_T3_SECONDS) * VX_CLONE_SR16;
+        const int64_t n16_t3 = n16 < t3n ? n16 : t3n;
+        if ((st = vx_s3tok_tokenize(c->tok, ref16, n16_t3, c->t3_prompt_len, &t3tok, &nt3, nthreads, err)))
+            goto done;
+        tm.t3_tokens = now() - t;
+    }
 
     t = now();
     if ((st = vx_ref_mel(wav24, n24, &mel, &nmel, nthreads, err))) goto done;
@@ -131,8 +140,12 @@ vocis_status vx_cb_clone(const vx_cb_cloner *c, const float *wav24, int64_t n, f
         goto done;
     }
     ex[0] = exaggeration;
-    set_f32(&out->speaker_emb, emb, 2, (const int64_t[]){1, c->ve->emb});
-    set_i64(&out->cond_prompt_speech_tokens, t3tok, nt3);
+    if (c->ve) {
+        set_f32(&out->speaker_emb, emb, 2, (const int64_t[]){1, c->ve->emb});
+        set_i64(&out->cond_prompt_speech_tokens, t3tok, nt3);
+    } else {
+        out->no_t3 = 1;
+    }
     set_f32(&out->emotion_adv, ex, 3, (const int64_t[]){1, 1, 1});
     out->has_gen = 1;
     const int64_t keep = vx_s3tok_s3gen_prompt_len(np, nmel);

@@ -33,16 +33,19 @@
 #define VX_CLONE_ADVISED_SECONDS 5.0
 
 typedef struct vx_cb_cloner {
-    vx_ve *ve;
+    vx_ve *ve;           /* NULL: S3Gen half only (voice conversion) */
     vx_s3tok *tok;       /* may view into s3gen_w */
     vx_campplus *cam;
     int t3_prompt_len;   /* max T3 prompt tokens (150) */
+    int t3_seconds;      /* 16 kHz reference seconds for the T3 prompt: 0 = VX_CLONE_T3_SECONDS (Turbo: 15) */
 } vx_cb_cloner;
 
 /* Loads ve.safetensors from model_dir and the tokenizer / speaker encoder from
- * an already opened s3gen.safetensors (which must outlive the cloner). */
+ * an already opened s3gen.safetensors (which must outlive the cloner). With
+ * vc_only a missing ve.safetensors is fine: clones then carry only the S3Gen
+ * half (what voice conversion uses). */
 vocis_status vx_cb_cloner_load(vx_cb_cloner *c, const char *model_dir, const vx_weights *s3gen_w,
-                               const vx_cb_config *cfg, vx_err *err);
+                               const vx_cb_config *cfg, int vc_only, vx_err *err);
 void vx_cb_cloner_free(vx_cb_cloner *c);
 
 /* Wall time of each part of one clone (seconds). */

@@ -109,6 +109,7 @@ static vocis_status copy_i64(vx_cb_i64 *d, const vx_cb_i64 *s, vx_err *err) {
 vocis_status vx_cb_conds_copy(vx_cb_conds *dst, const vx_cb_conds *src, vx_err *err) {
     memset(dst, 0, sizeof *dst);
     dst->has_gen = src->has_gen;
+    dst->no_t3 = src->no_t3;
     dst->prompt_token_len = src->prompt_token_len;
     vocis_status st = copy_f32(&dst->speaker_emb, &src->speaker_emb, err);
     if (!st) st = copy_i64(&dst->cond_prompt_speech_tokens, &src->cond_prompt_speech_tokens, err);
@@ -248,6 +249,11 @@ vocis_status vx_cb_conds_load_safetensors(const char *path, vx_cb_conds *out, vx
 
 vocis_status vx_cb_conds_save_safetensors(const vx_cb_conds *c, const char *path, const char *const *meta,
                                           vx_err *err) {
+    if (c->no_t3)
+        return vx_fail(err, VOCIS_E_ARG,
+                       "%s: this voice has only the S3Gen half (cloned by a voice-conversion model folder); clone it "
+                       "with a full Chatterbox folder to save it",
+                       path);
     vx_st_writer *w = vx_st_writer_new();
     if (!w) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     vocis_status st = vx_st_writer_meta(w, "format", "vocis-chatterbox-conds-v1", err);

@@ -35,7 +35,8 @@ typedef struct vx_cb_i64 {
 } vx_cb_i64;
 
 typedef struct vx_cb_conds {
-    /* T3 (always present) */
+    int no_t3; /* 1: the T3 half below is absent (a voice cloned by a voice-conversion model) */
+    /* T3 (present unless no_t3) */
     vx_cb_f32 speaker_emb;               /* [1, 256] */
     vx_cb_i64 cond_prompt_speech_tokens; /* [1, P] */
     vx_cb_f32 emotion_adv;               /* [1, 1, 1]: exaggeration it was saved with */

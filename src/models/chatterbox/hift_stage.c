@@ -12,6 +12,8 @@
 
 #include "models/chatterbox/hift.h"
 #include "models/stages.h"
+#include "models/chatterbox/mtl.h"
+#include "models/chatterbox/turbo.h"
 
 vocis_status vx_stage_hift(const vx_stage_args *a, vx_err *err) {
     int source_in = 0, use_seed = 0;
@@ -31,10 +33,11 @@ vocis_status vx_stage_hift(const vx_stage_args *a, vx_err *err) {
     }
 
     char path[4096];
-    snprintf(path, sizeof path, "%s/s3gen.safetensors", a->model_dir);
+    snprintf(path, sizeof path, "%s/%s", a->model_dir,
+             vx_turbo_s3gen_name(a->model_dir) ? vx_turbo_s3gen_name(a->model_dir) : "s3gen.safetensors");
     vx_weights *w = NULL;
     vx_hift *h = NULL;
-    VX_TRY(vx_weights_open(path, &w, err));
+    VX_TRY(vx_cb_weights_open_path(path, &w, err));
     vocis_status st = vx_hift_load(w, NULL, &h, err);
     vx_weights_close(w); /* everything is copied to owned f32 */
     if (st != VOCIS_OK) return st;

@@ -10,8 +10,11 @@
 #include <time.h>
 
 #include "kernels/ops_extra.h"
+#include "kernels/precision.h"
 #include "models/chatterbox/s3gen_flow_impl.h"
 #include "models/stages.h"
+#include "models/chatterbox/mtl.h"
+#include "models/chatterbox/turbo.h"
 
 /* ------------------------------------------------------------------------ */
 /* Weight source: a checkpoint (shapes checked) or synthetic random arrays.  */
@@ -104,6 +107,7 @@ static vocis_status get_lin(ldr *L, fl_lin *l, int64_t out, int64_t in, int64_t 
     if (k == 0) VX_TRY(get(L, &t, K_MAT, VX_DIMS(out, in), "%s.weight", prefix));
     else VX_TRY(get(L, &t, K_MAT, VX_DIMS(out, in, k), "%s.weight", prefix));
     l->w = (vx_mat){t.dtype, out, in * (k ? k : 1), t.data};
+    if (L->w) VX_TRY(vx_weights_mat_policy(L->w, &l->w, VX_W_MATRIX, L->err));
     l->k = k ? k : 1;
     l->b = NULL;
     if (has_bias) VX_TRY(get_vec(L, &l->b, K_BIAS, out, prefix, ".bias"));
@@ -228,6 +232,10 @@ static vocis_status load_all(ldr *L) {
     VX_TRY(get_lin(L, &f->time1, d->temb_dim, 4 * M, 0, 1, b));
     snprintf(b, sizeof b, "%s.time_mlp.linear_2", e);
     VX_TRY(get_lin(L, &f->time2, d->temb_dim, d->temb_dim, 0, 1, b));
+    if (d->meanflow) {
+        snprintf(b, sizeof b, "%s.time_embed_mixer", e);
+        VX_TRY(get_lin(L, &f->time_mixer, d->temb_dim, 2 * d->temb_dim, 0, 0, b));
+    }
     snprintf(b, sizeof b, "%s.down_blocks.0", e);
     VX_TRY(load_stage(L, &f->down, 4 * M, 1, b));
     f->mid = vx_calloc(L->err, (size_t)(d->n_mid ? d->n_mid : 1), sizeof *f->mid, "s3gen mid blocks");
@@ -345,8 +353,7 @@ static vocis_status dims_from_shapes(const vx_weights *w, const vx_cb_config *cf
         return vx_fail(err, VOCIS_E_UNSUPPORTED, "%s: estimator with more than one U-Net level ('%s') is not supported",
                        path, b);
     snprintf(b, sizeof b, "%s.time_embed_mixer.weight", e);
-    if (vx_weights_has(w, b))
-        return vx_fail(err, VOCIS_E_UNSUPPORTED, "%s: MeanFlow (Turbo) estimator ('%s') is not supported yet", path, b);
+    d->meanflow = vx_weights_has(w, b); /* Turbo / Nano (s3gen_meanflow.safetensors) */
     if (d->n_enc < 1 || d->n_tblocks < 1)
         return vx_fail(err, VOCIS_E_SHAPE, "%s: no flow encoder layers or estimator transformer blocks found", path);
     return VOCIS_OK;
@@ -443,6 +450,8 @@ vocis_status vx_s3gen_flow_run(const vx_s3gen_flow *f, const vx_s3gen_flow_req *
     if (rq->np < 0 || (rq->np > 0 && !rq->prompt_tokens) || rq->tp < 0 || (rq->tp > 0 && !rq->prompt_feat) ||
         !rq->embedding)
         return vx_fail(err, VOCIS_E_ARG, "s3gen flow: missing prompt tokens, prompt mel or speaker embedding");
+    if (d->meanflow)
+        return vx_fail(err, VOCIS_E_ARG, "s3gen flow: MeanFlow (Turbo) weights need the meanflow solver");
     int n_steps = rq->n_steps > 0 ? rq->n_steps : 10;
     float cfg_rate = rq->cfg_rate >= 0.0f ? rq->cfg_rate : 0.7f;
     if (!rq->z && !rq->rng) return vx_fail(err, VOCIS_E_ARG, "s3gen flow: neither initial noise nor a generator");
@@ -600,6 +609,7 @@ vocis_status vx_s3gen_flow_infer(const vx_s3gen_flow *f, const int64_t *speech_t
 /* Stage: vocis debug s3gen-flow                                             */
 
 vocis_status vx_stage_s3gen_flow(const vx_stage_args *a, vx_err *err) {
+    if (vx_turbo_is_folder(a->model_dir)) return vx_stage_turbo_s3gen_flow(a, err);
     int steps = 10;
     for (int i = 0; i < a->argc; i++) {
         if (strcmp(a->argv[i], "--steps") == 0 && i + 1 < a->argc) {
@@ -618,7 +628,8 @@ vocis_status vx_stage_s3gen_flow(const vx_stage_args *a, vx_err *err) {
     char path[4096];
     snprintf(path, sizeof path, "%s/s3gen.safetensors", a->model_dir);
     vx_weights *w = NULL;
-    VX_TRY(vx_weights_open(path, &w, err));
+    VX_TRY(vx_cb_weights_open_path(path, &w, err));
+    vx_weights_set_precision(w, a->precision);
     vx_s3gen_flow *f = NULL;
     vocis_status st = vx_s3gen_flow_load(w, &cfg, &f, err);
     int64_t *tok = NULL, *ptok = NULL;

@@ -40,6 +40,7 @@ typedef struct vx_s3gen_flow_dims {
     int64_t temb_dim;      /* 4·dec_ch (1024) */
     int64_t n_tblocks;     /* transformer blocks per U-Net stage (4) */
     int64_t n_mid;         /* middle stages (12) */
+    int64_t meanflow;      /* 1: MeanFlow estimator (Turbo: time_embed_mixer), 0: English */
 } vx_s3gen_flow_dims;
 
 /* The released English model's dimensions. */

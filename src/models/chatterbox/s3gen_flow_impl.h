@@ -66,6 +66,7 @@ struct vx_s3gen_flow {
     fl_conformer *enc, *up; /* [n_enc], [n_up] */
     /* estimator */
     fl_lin time1, time2;
+    fl_lin time_mixer; /* MeanFlow (d.meanflow): Linear(2·temb → temb), no bias */
     fl_stage down, up_stage;
     fl_stage *mid; /* [n_mid] */
     fl_cblock final_block;
@@ -84,6 +85,9 @@ vocis_status vx_s3gen_encoder_forward(const vx_s3gen_flow *f, const int64_t *tok
 typedef struct cfm_ws cfm_ws;
 vocis_status cfm_ws_new(const vx_s3gen_flow *f, int64_t L, cfm_ws **out, vx_err *err);
 void cfm_ws_free(cfm_ws *w);
+/* MeanFlow: the end time r of the next estimator evaluations (the time
+ * embedding becomes time_mixer([time_mlp(t) | time_mlp(r)])). */
+void cfm_ws_set_r(cfm_ws *w, float r);
 
 /* One estimator evaluation on B rows (B = 2 for a CFG pair) of length L.
  * x, mu, cond: [B][L][n_mels] time-major; spk: [B][n_mels]; t: the flow time

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/precision.h"
+#include "models/chatterbox/t3_batch.h"
 #include "nn/sampling.h"
 
 /* ---- loading ---- */
@@ -47,6 +49,7 @@ vocis_status vx_t3_init(vx_t3 *t3, const vx_weights *w, const vx_cb_config *cfg,
     t3->speech_pos = vx_mat_of(&t);
     TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(-1, D), &t, err, "speech_head.weight"));
     t3->speech_head = vx_mat_of(&t);
+    TRY(vx_weights_mat_policy(w, &t3->speech_head, VX_W_MATRIX, err));
     if (t3->speech_head.rows <= cfg->stop_speech_token || t3->speech_emb.rows <= cfg->start_speech_token) {
         vx_fail(err, VOCIS_E_SHAPE, "%s: speech vocabulary of %lld rows does not hold the start/stop tokens %d/%d",
                 vx_weights_path(w), (long long)t3->speech_head.rows, cfg->start_speech_token, cfg->stop_speech_token);
@@ -101,8 +104,14 @@ fail:
 }
 
 vocis_status vx_t3_load(vx_t3 *t3, const char *path, const vx_cb_config *cfg, vx_err *err) {
+    return vx_t3_load_prec(t3, path, cfg, VX_PREC_EXACT, err);
+}
+
+vocis_status vx_t3_load_prec(vx_t3 *t3, const char *path, const vx_cb_config *cfg, int precision, vx_err *err) {
+    VX_TRY(vx_precision_check(precision, err));
     vx_weights *w;
     VX_TRY(vx_weights_open(path, &w, err));
+    vx_weights_set_precision(w, vx_precision_resolve(precision));
     vocis_status st = vx_t3_init(t3, w, cfg, err);
     if (st != VOCIS_OK) {
         vx_weights_close(w);
@@ -263,84 +272,15 @@ vocis_status vx_t3_head_logits(const vx_t3 *t3, const float *x, int nseq, int64_
 vocis_status vx_t3_generate(const vx_t3 *t3, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
                             const vx_t3_sampling *s, vx_rng *rng, int nthreads, int32_t **tokens, int *n_tokens,
                             vx_err *err) {
+    /* a batch of one: the same code path as concurrent requests (t3_batch.c) */
     *tokens = NULL;
     *n_tokens = 0;
-    const int D = t3->dim, V = (int)t3->speech_head.rows;
-    if (n_text < 1) return vx_fail(err, VOCIS_E_ARG, "empty text token list");
-    if (n_text > t3->text_pos.rows)
-        return vx_fail(err, VOCIS_E_ARG, "text has %d tokens (with start/stop), more than the model's %lld", n_text,
-                       (long long)t3->text_pos.rows);
-    for (int i = 0; i < n_text; i++)
-        if (text_ids[i] < 0 || text_ids[i] >= t3->text_emb.rows)
-            return vx_fail(err, VOCIS_E_ARG, "text token %d is outside the vocabulary of %lld", text_ids[i],
-                           (long long)t3->text_emb.rows);
-    if (!(s->temperature > 0) || !isfinite(s->temperature))
-        return vx_fail(err, VOCIS_E_ARG, "temperature must be > 0 (got %g)", s->temperature);
-    if (!(s->repetition_penalty > 0)) return vx_fail(err, VOCIS_E_ARG, "repetition penalty must be > 0");
-    if (!(s->cfg_weight >= 0)) return vx_fail(err, VOCIS_E_ARG, "cfg weight must be >= 0");
-    int max_new = s->max_new_tokens;
-    if (max_new > t3->speech_pos.rows - 1) max_new = (int)t3->speech_pos.rows - 1; /* learned positions end */
-    if (max_new < 1) return vx_fail(err, VOCIS_E_ARG, "max new tokens must be >= 1");
-
-    const int nseq = s->cfg_weight > 0 ? 2 : 1;
-    const int lc = vx_t3_cond_len(t3, c);
-    const int64_t L0 = lc + n_text + 2;
-    vocis_status st = VOCIS_OK;
-    float *x = vx_calloc(err, (size_t)nseq * L0 * D, sizeof(float), "T3 prefill");
-    float *logits = vx_malloc(err, sizeof(float) * (size_t)(nseq + 2) * V, "T3 logits");
-    int32_t *out = vx_malloc(err, sizeof(int32_t) * (size_t)(max_new + 1), "T3 tokens");
-    int32_t *hist = vx_malloc(err, sizeof(int32_t) * (size_t)(max_new + 2), "T3 history");
-    vx_kv_cache kv = {0};
-    if (!x || !logits || !out || !hist) {
-        st = VOCIS_E_NOMEM;
-        goto done;
-    }
-    if ((st = vx_t3_prefill_embeds(t3, c, text_ids, n_text, nseq, x, nthreads, err))) goto done;
-    if ((st = vx_kv_init(&kv, &t3->tf, nseq, L0 + max_new, err))) goto done;
-    if ((st = vx_tf_forward(&t3->tf, &kv, NULL, nseq, L0, x, nthreads, NULL, NULL, err))) goto done;
-    if ((st = vx_t3_head_logits(t3, x, nseq, L0, logits, nthreads, err))) goto done;
-
-    float *l = logits + (size_t)nseq * V, *q = l + V;
-    size_t nhist = 0;
-    hist[nhist++] = t3->cfg.start_speech_token;
-    int n = 0;
-    for (int i = 0; i < max_new; i++) {
-        const float *lcnd = logits, *lunc = logits + V;
-        const float w = s->cfg_weight;
-        for (int v = 0; v < V; v++) l[v] = nseq == 2 ? lcnd[v] + w * (lcnd[v] - lunc[v]) : lcnd[v];
-        vx_logits_repetition_penalty(l, V, hist, nhist, s->repetition_penalty);
-        vx_logits_temperature(l, V, s->temperature);
-        vx_logits_min_p(l, V, s->min_p);
-        vx_logits_top_p(l, V, s->top_p);
-        int tok;
-        if (s->greedy) {
-            tok = vx_argmax(l, V);
-        } else {
-            vx_softmax(l, V);
-            tok = vx_sample_multinomial(l, V, rng, q);
-        }
-        out[n++] = tok;
-        hist[nhist++] = tok;
-        if (s->on_token && s->on_token(s->user, i, tok)) {
-            st = vx_fail(err, VOCIS_E_CANCELLED, "generation cancelled");
-            goto done;
-        }
-        if (tok == t3->cfg.stop_speech_token || i + 1 == max_new) break;
-        float *e = x; /* reuse the prefill buffer: [nseq][1][D] */
-        vx_t3_embed(&t3->speech_emb, tok, e, 0);
-        vx_t3_embed(&t3->speech_pos, i + 1, e, 1);
-        if (nseq == 2) memcpy(e + D, e, sizeof(float) * D);
-        if ((st = vx_tf_forward(&t3->tf, &kv, NULL, nseq, 1, e, nthreads, NULL, NULL, err))) goto done;
-        if ((st = vx_t3_head_logits(t3, e, nseq, 1, logits, nthreads, err))) goto done;
-    }
-    *tokens = out;
-    *n_tokens = n;
-    out = NULL;
-done:
-    vx_kv_free(&kv);
-    free(x);
-    free(logits);
-    free(out);
-    free(hist);
+    vx_t3_batch *b;
+    VX_TRY(vx_t3_batch_new(t3, 1, &b, err));
+    int id;
+    vocis_status st = vx_t3_batch_add(b, c, text_ids, n_text, s, rng, nthreads, &id, err);
+    while (!st && vx_t3_batch_active(b)) st = vx_t3_batch_step(b, nthreads, err);
+    if (!st) st = vx_t3_batch_take(b, id, tokens, n_tokens, err);
+    vx_t3_batch_free(b);
     return st;
 }

@@ -32,7 +32,10 @@ typedef struct vx_t3 {
 
 /* Loads DIR/t3_cfg.safetensors with the hyper-parameters in cfg. */
 vocis_status vx_t3_load(vx_t3 *t3, const char *path, const vx_cb_config *cfg, vx_err *err);
-/* Same from an already open weight set (not owned), e.g. a synthetic one. */
+/* Same with a precision policy (kernels/precision.h; 0 = default); vx_t3_load is exact. */
+vocis_status vx_t3_load_prec(vx_t3 *t3, const char *path, const vx_cb_config *cfg, int precision, vx_err *err);
+/* Same from an already open weight set (not owned), e.g. a synthetic one;
+ * its policy (vx_weights_set_precision) applies. */
 vocis_status vx_t3_init(vx_t3 *t3, const vx_weights *w, const vx_cb_config *cfg, vx_err *err);
 void vx_t3_free(vx_t3 *t3);
 

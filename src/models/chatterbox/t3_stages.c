@@ -3,8 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/precision.h"
 #include "models/chatterbox/conds.h"
+#include "models/chatterbox/mtl.h"
 #include "models/chatterbox/t3.h"
+#include "models/chatterbox/turbo.h"
 #include "models/stages.h"
 
 static vocis_status load_t3(const vx_stage_args *a, vx_t3 *t3, vx_err *err) {
@@ -12,11 +15,12 @@ static vocis_status load_t3(const vx_stage_args *a, vx_t3 *t3, vx_err *err) {
     vx_cb_config_default(&cfg);
     VX_TRY(vx_cb_config_load(&cfg, a->model_dir, NULL, err));
     char path[4096];
-    snprintf(path, sizeof path, "%s/t3_cfg.safetensors", a->model_dir);
-    return vx_t3_load(t3, path, &cfg, err);
+    vx_cb_t3_path(a->model_dir, path, sizeof path); /* t3_cfg.safetensors, or the multilingual T3 */
+    return vx_t3_load_prec(t3, path, &cfg, a->precision ? a->precision : VX_PREC_EXACT, err);
 }
 
 vocis_status vx_stage_t3_cond(const vx_stage_args *a, vx_err *err) {
+    if (vx_turbo_is_folder(a->model_dir)) return vx_stage_turbo_t3_cond(a, err);
     VX_TRY(vx_stage_no_options(a, err));
     vx_t3 t3;
     VX_TRY(load_t3(a, &t3, err));
@@ -50,6 +54,7 @@ done:
 }
 
 vocis_status vx_stage_t3_prefill(const vx_stage_args *a, vx_err *err) {
+    if (vx_turbo_is_folder(a->model_dir)) return vx_stage_turbo_t3_prefill(a, err);
     VX_TRY(vx_stage_no_options(a, err));
     vx_t3 t3;
     VX_TRY(load_t3(a, &t3, err));
@@ -96,6 +101,7 @@ done:
 /* conds-pt: the model folder's conds.pt as golden-named tensors (13_conds_pt),
  * plus the T3 prefill logits for `builtin_text_tokens` when --in has them. */
 vocis_status vx_stage_conds_pt(const vx_stage_args *a, vx_err *err) {
+    if (vx_turbo_is_folder(a->model_dir)) return vx_stage_turbo_conds_pt(a, err);
     VX_TRY(vx_stage_no_options(a, err));
     char path[4200];
     snprintf(path, sizeof path, "%s/conds.pt", a->model_dir);
@@ -134,6 +140,12 @@ vocis_status vx_stage_conds_pt(const vx_stage_args *a, vx_err *err) {
     }
     vx_t3_cond tc = {c.speaker_emb.data, c.cond_prompt_speech_tokens.data, (int)c.cond_prompt_speech_tokens.n,
                      c.emotion_adv.data[0]};
+    if (vx_st_find(a->in, "builtin_emotion_adv_used")) { /* generate() rebuilt the T3Cond with its exaggeration */
+        float *ex = NULL;
+        if ((st = vx_stage_in_f32(a, "builtin_emotion_adv_used", VX_DIMS(1, 1, 1), &ex, NULL, err))) goto done;
+        tc.emotion_adv = ex[0];
+        free(ex);
+    }
     const int64_t L0 = vx_t3_cond_len(&t3, &tc) + N + 2, D = t3.dim, V = t3.speech_head.rows;
     ids = malloc(sizeof(int32_t) * (size_t)N);
     x = malloc(sizeof(float) * (size_t)(B * L0 * D));

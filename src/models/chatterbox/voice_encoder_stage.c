@@ -9,6 +9,7 @@
 
 #include "models/chatterbox/voice_encoder.h"
 #include "models/stages.h"
+#include "models/chatterbox/mtl.h"
 
 vocis_status vx_stage_voice_encoder(const vx_stage_args *a, vx_err *err) {
     VX_TRY(vx_stage_no_options(a, err));
@@ -16,7 +17,7 @@ vocis_status vx_stage_voice_encoder(const vx_stage_args *a, vx_err *err) {
     snprintf(path, sizeof path, "%s/ve.safetensors", a->model_dir);
     vx_weights *w = NULL;
     vx_ve *v = NULL;
-    VX_TRY(vx_weights_open(path, &w, err));
+    VX_TRY(vx_cb_weights_open_path(path, &w, err));
     vocis_status st = vx_ve_load(w, &v, err);
     vx_weights_close(w); /* everything is copied to owned f32 */
     if (st != VOCIS_OK) return st;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/precision.h"
 #include "nn/transformer.h" /* vx_weights_mat, vx_weights_vec_f32 */
 
 #define HEAD "model.prediction_head."
@@ -24,6 +25,7 @@ vocis_status vx_vv_connector_load(const vx_weights *w, const char *prefix, vx_vv
     c->hidden = H;
     c->eps = 1e-6f;
     c->fc1 = vx_mat_of(&t);
+    VX_TRY(vx_weights_mat_policy(w, &c->fc1, VX_W_MATRIX, err));
     float *p = malloc(sizeof(float) * (size_t)(3 * H));
     if (!p) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (%s)", prefix);
     c->b1 = p, c->norm = p + H, c->b2 = p + 2 * H;

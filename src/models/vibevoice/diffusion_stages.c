@@ -57,6 +57,7 @@ vocis_status vx_stage_vv_connectors(const vx_stage_args *a, vx_err *err) {
         return vx_fail(err, VOCIS_E_ARG, "vv-connectors needs input 'acoustic_in' and/or 'semantic_in' in --in");
     vx_weights *w;
     VX_TRY(vx_vv_weights_open(a->model_dir, &w, err));
+    vx_weights_set_precision(w, a->precision);
     vocis_status st = VOCIS_OK;
     if (has_a) st = run_connector(a, w, "model.acoustic_connector.", "acoustic_in", "acoustic_out", err);
     if (!st && has_s) st = run_connector(a, w, "model.semantic_connector.", "semantic_in", "semantic_out", err);
@@ -171,6 +172,7 @@ vocis_status vx_stage_vv_diffusion(const vx_stage_args *a, vx_err *err) {
     vx_vv_diffhead *h = NULL;
     float *sx = NULL, *sc = NULL, *pos = NULL, *neg = NULL;
     vocis_status st = vx_vv_weights_open(a->model_dir, &w, err);
+    if (!st) vx_weights_set_precision(w, a->precision);
     if (!st) st = vx_vv_diffhead_load(w, &cfg, &h, err);
     if (st) goto done;
     const int64_t H = h->hidden, L = h->latent;

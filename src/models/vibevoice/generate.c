@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "io/audio.h"
+#include "kernels/precision.h"
 #include "nn/transformer.h"
 
 /* ---- model ---------------------------------------------------------------- */
@@ -24,8 +25,13 @@ static vocis_status scalar_of(const vx_weights *w, const char *name, float *out,
 }
 
 vocis_status vx_vv_model_load(vx_vv_model *m, const char *dir, vx_err *err) {
+    return vx_vv_model_load_prec(m, dir, VX_PREC_EXACT, err);
+}
+
+vocis_status vx_vv_model_load_prec(vx_vv_model *m, const char *dir, int precision, vx_err *err) {
     memset(m, 0, sizeof *m);
-    vocis_status st = vx_vv_config_load(dir, &m->cfg, err);
+    vocis_status st = vx_precision_check(precision, err);
+    if (!st) st = vx_vv_config_load(dir, &m->cfg, err);
     if (!st && strcmp(m->cfg.model_type, "vibevoice") != 0)
         st = vx_fail(err, VOCIS_E_UNSUPPORTED, "%s: model_type '%s' is not supported yet (VibeVoice 1.5B / 7B are)",
                      m->cfg.path, m->cfg.model_type);
@@ -41,6 +47,7 @@ vocis_status vx_vv_model_load(vx_vv_model *m, const char *dir, vx_err *err) {
     if (!st) st = vx_tokenizer_load(path, &m->tok, err);
     if (!st) st = vx_vv_processor_init(&m->proc, m->tok, &m->cfg, err);
     if (!st) st = vx_vv_weights_open(dir, &m->w, err);
+    if (!st) vx_weights_set_precision(m->w, vx_precision_resolve(precision));
     if (!st) st = vx_vv_lm_init(&m->lm, m->w, &m->cfg, "model.language_model.", err);
     if (!st) st = vx_vv_vae_load(m->w, "model.acoustic_tokenizer.", &m->cfg.acoustic, 1, &m->acoustic, err);
     if (!st) st = vx_vv_vae_load(m->w, "model.semantic_tokenizer.", &m->cfg.semantic, 0, &m->semantic, err);

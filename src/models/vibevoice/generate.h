@@ -40,6 +40,8 @@ typedef struct vx_vv_model {
 /* Loads a release folder: config.json, preprocessor_config.json, the
  * (sharded) safetensors and tokenizer.json. */
 vocis_status vx_vv_model_load(vx_vv_model *m, const char *dir, vx_err *err);
+/* Same with a precision policy (kernels/precision.h; 0 = default); vx_vv_model_load is exact. */
+vocis_status vx_vv_model_load_prec(vx_vv_model *m, const char *dir, int precision, vx_err *err);
 void vx_vv_model_free(vx_vv_model *m);
 
 /* Processor inputs for a script (text, "Speaker N: ..." lines) and one voice

@@ -11,6 +11,7 @@
 
 #include "base/rng.h"
 #include "io/jsonfile.h"
+#include "kernels/precision.h"
 #include "models/stages.h"
 #include "models/vibevoice/generate.h"
 
@@ -58,7 +59,7 @@ vocis_status vx_stage_vv_generate(const vx_stage_args *a, vx_err *err) {
     if (!a->in && !have_seed) return vx_fail(err, VOCIS_E_ARG, "vv-generate: give --in (recorded noise) or --seed N");
 
     vx_vv_model m;
-    VX_TRY(vx_vv_model_load(&m, a->model_dir, err));
+    VX_TRY(vx_vv_model_load_prec(&m, a->model_dir, a->precision ? a->precision : VX_PREC_EXACT, err));
     char *text = NULL;
     size_t len = 0;
     vx_vv_inputs in = {0};

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/precision.h"
 #include "models/synthetic.h"
 
 vocis_status vx_vv_lm_init(vx_vv_lm *lm, const vx_weights *w, const vx_vv_config *c, const char *prefix,
@@ -36,9 +37,11 @@ vocis_status vx_vv_lm_init(vx_vv_lm *lm, const vx_weights *w, const vx_vv_config
         if ((st = vx_weights_expect(w, VX_FLOATS, VX_DIMS(c->vocab_size, c->hidden_size), &t, err, "lm_head.weight")))
             goto fail;
         lm->lm_head = vx_mat_of(&t);
+        if ((st = vx_weights_mat_policy(w, &lm->lm_head, VX_W_MATRIX, err))) goto fail;
     } else {
-        lm->lm_head = lm->embed;
+        lm->lm_head = lm->embed; /* the head may be converted by the policy, the table stays as stored */
         lm->tied = 1;
+        if ((st = vx_weights_mat_policy(w, &lm->lm_head, VX_W_MATRIX, err))) goto fail;
     }
     lm->max_positions = c->max_position_embeddings;
     return VOCIS_OK;

@@ -19,6 +19,7 @@ vocis_status vx_stage_qwen2_prefill(const vx_stage_args *a, vx_err *err) {
     VX_TRY(vx_vv_config_load(a->model_dir, &cfg, err));
     vx_weights *w;
     VX_TRY(vx_vv_weights_open(a->model_dir, &w, err));
+    vx_weights_set_precision(w, a->precision);
     vx_vv_lm lm;
     vocis_status st = vx_vv_lm_init(&lm, w, &cfg, "model.language_model.", err);
     if (st) {

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "kernels/kernels.h"
+#include "kernels/precision.h"
 #include "models/synthetic.h"
 
 #define MAXS VX_VV_MAX_STAGES
@@ -183,6 +184,12 @@ static inline void copy_el(void *dst, int64_t i, const void *src, int64_t j, siz
     else memcpy((char *)dst + (size_t)i * es, (const char *)src + (size_t)j * es, es);
 }
 
+/* Whether the precision policy repacks this F32 matrix as bf16 (kernels/precision.h). */
+static int to_bf16(loader *L, const vx_tensor *t) {
+    int p = vx_weights_precision(L->w);
+    return t->dtype == VX_F32 && (p == VX_PREC_BF16 || p == VX_PREC_Q8);
+}
+
 /* SConv1d `<base>.weight` (cout, cin/groups, k) [+ `.bias`]. cout < 0: read from the shape. */
 static vocis_status load_conv(loader *L, const char *base, int64_t cin, int64_t cout, int64_t s, int dw, conv *c) {
     vx_tensor t;
@@ -201,14 +208,18 @@ static vocis_status load_conv(loader *L, const char *base, int64_t cin, int64_t 
             for (int64_t j = 0; j < K; j++) c->dww[j * ci + o] = tmp[o * K + j];
         free(tmp);
     } else {
-        /* (cout, cin, k) -> [cout][k][cin], same dtype */
-        const size_t es = vx_dtype_size(t.dtype);
+        /* (cout, cin, k) -> [cout][k][cin], same dtype (bf16 when the policy converts F32) */
+        const int cv = to_bf16(L, &t);
+        const size_t es = cv ? 2 : vx_dtype_size(t.dtype);
         char *dst = own(L->v, (size_t)(co * K * ci) * es, L->err);
         if (!dst) return VOCIS_E_NOMEM;
         for (int64_t o = 0; o < co; o++)
             for (int64_t cc = 0; cc < ci; cc++)
-                for (int64_t j = 0; j < K; j++) copy_el(dst, (o * K + j) * ci + cc, t.data, (o * ci + cc) * K + j, es);
-        c->w = (vx_mat){t.dtype, co, K * ci, dst};
+                for (int64_t j = 0; j < K; j++)
+                    if (cv) ((uint16_t *)dst)[(o * K + j) * ci + cc] = vx_f32_to_bf16(((const float *)t.data)[(o * ci + cc) * K + j]);
+                    else copy_el(dst, (o * K + j) * ci + cc, t.data, (o * ci + cc) * K + j, es);
+        if (cv) vx_weights_release(L->w, t.data, (size_t)(co * K * ci) * sizeof(float));
+        c->w = (vx_mat){cv ? VX_BF16 : t.dtype, co, K * ci, dst};
     }
     c->b = NULL;
     if (L->v->cfg.conv_bias) VX_TRY(vec(L, base, "bias", co, &c->b));
@@ -224,14 +235,18 @@ static vocis_status load_convtr(loader *L, const char *base, int64_t cin, int64_
         return vx_fail(L->err, VOCIS_E_SHAPE, "%s%s.weight: kernel size %lld is smaller than the stride %lld",
                        L->pre, base, (long long)c->k, (long long)s);
     const int64_t K = c->k, co = c->cout;
-    const size_t es = vx_dtype_size(t.dtype);
+    const int cv = to_bf16(L, &t);
+    const size_t es = cv ? 2 : vx_dtype_size(t.dtype);
     char *dst = own(L->v, (size_t)(co * K * cin) * es, L->err);
     if (!dst) return VOCIS_E_NOMEM;
     /* (cin, cout, k) -> [k][cout][cin] */
     for (int64_t cc = 0; cc < cin; cc++)
         for (int64_t o = 0; o < co; o++)
-            for (int64_t j = 0; j < K; j++) copy_el(dst, (j * co + o) * cin + cc, t.data, (cc * co + o) * K + j, es);
-    c->w = (vx_mat){t.dtype, K * co, cin, dst};
+            for (int64_t j = 0; j < K; j++)
+                if (cv) ((uint16_t *)dst)[(j * co + o) * cin + cc] = vx_f32_to_bf16(((const float *)t.data)[(cc * co + o) * K + j]);
+                else copy_el(dst, (j * co + o) * cin + cc, t.data, (cc * co + o) * K + j, es);
+    if (cv) vx_weights_release(L->w, t.data, (size_t)(co * K * cin) * sizeof(float));
+    c->w = (vx_mat){cv ? VX_BF16 : t.dtype, K * co, cin, dst};
     c->b = NULL;
     if (L->v->cfg.conv_bias) VX_TRY(vec(L, base, "bias", co, &c->b));
     return VOCIS_OK;
@@ -266,8 +281,10 @@ static vocis_status load_block(loader *L, int si, int bi, int64_t d, block *b) {
     VX_TRY(get(L, VX_DIMS(-1, d), &t, "stages.%d.%d.ffn.linear1.weight", si, bi));
     b->h = t.shape[0];
     b->l1 = vx_mat_of(&t);
+    VX_TRY(vx_weights_mat_policy(L->w, &b->l1, VX_W_MATRIX, L->err));
     VX_TRY(get(L, VX_DIMS(d, b->h), &t, "stages.%d.%d.ffn.linear2.weight", si, bi));
     b->l2 = vx_mat_of(&t);
+    VX_TRY(vx_weights_mat_policy(L->w, &b->l2, VX_W_MATRIX, L->err));
     b->b1 = b->b2 = NULL;
     if (c->conv_bias) {
         snprintf(base, sizeof base, "stages.%d.%d.ffn.linear1", si, bi);

@@ -33,6 +33,7 @@ static vocis_status open_model(const vx_stage_args *a, int semantic, int with_de
         return vx_fail(err, VOCIS_E_UNSUPPORTED, "%s: the model has no %s tokenizer", m->cfg.path,
                        semantic ? "semantic" : "acoustic");
     VX_TRY(vx_vv_weights_open(a->model_dir, &m->w, err));
+    vx_weights_set_precision(m->w, a->precision);
     vocis_status st = vx_vv_vae_load(m->w, semantic ? "model.semantic_tokenizer." : "model.acoustic_tokenizer.", tc,
                                      with_decoder, &m->vae, err);
     if (st != VOCIS_OK) {

@@ -1,0 +1,85 @@
+/* Public API for Chatterbox-Multilingual (ChatterboxMultilingualTTS): the
+ * folder, languages and text front end. Speech runs the English path of
+ * vocis.c (T3, S3Gen, HiFT, cloning) with the hooks below for the
+ * multilingual post-processing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api/internal.h"
+#include "models/chatterbox/mtl.h"
+#include "text/mtl_text.h"
+
+vocis_status vx_api_mtl_open(vocis_model *m, const vocis_open_options *o) {
+    vx_err *err = &m->err;
+    VX_TRY(vx_mtl_check_folder(m->dir, err));
+    vx_cb_config_default(&m->cfg);
+    VX_TRY(vx_cb_config_load(&m->cfg, m->dir, o ? o->config_path : NULL, err));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", m->dir, VX_MTL_TOKENIZER_FILE);
+    VX_TRY(vx_tokenizer_load(path, &m->tok, err));
+    int32_t sot = vx_tokenizer_token_id(m->tok, "[START]"), eot = vx_tokenizer_token_id(m->tok, "[STOP]");
+    if (sot != m->cfg.start_text_token || eot != m->cfg.stop_text_token)
+        return vx_fail(err, VOCIS_E_FORMAT, "%s: [START]/[STOP] have ids %d/%d, T3 expects %d/%d", path, sot, eot,
+                       m->cfg.start_text_token, m->cfg.stop_text_token);
+    struct vx_mtl_text *t = NULL;
+    VX_TRY(vx_mtl_text_load(m->dir, &t, err));
+    m->mtl = t;
+    snprintf(path, sizeof path, "%s/%s", m->dir, vx_mtl_t3_name(m->dir));
+    VX_TRY(vx_t3_load_prec(&m->t3, path, &m->cfg, m->precision, err));
+    m->has_t3 = 1;
+    if (vx_tokenizer_size(m->tok) > m->t3.text_emb.rows)
+        return vx_fail(err, VOCIS_E_SHAPE, "%s: %d token ids, but the T3's text_emb has %lld rows", VX_MTL_TOKENIZER_FILE,
+                       vx_tokenizer_size(m->tok), (long long)m->t3.text_emb.rows);
+    return VOCIS_OK;
+}
+
+static vocis_status need_language(vocis_model *m, const char *language) {
+    if (!language || !*language)
+        return vx_fail(&m->err, VOCIS_E_ARG, "Chatterbox-Multilingual needs a language (--language): one of %s",
+                       vx_mtl_language_list());
+    if (vx_mtl_language_index(language) < 0)
+        return vx_fail(&m->err, VOCIS_E_ARG, "unsupported language '%.32s' (supported: %s)", language,
+                       vx_mtl_language_list());
+    return VOCIS_OK;
+}
+
+vocis_status vx_api_mtl_tokenize(vocis_model *m, const char *text, const char *language, int32_t **ids, size_t *n) {
+    VX_TRY(need_language(m, language));
+    int32_t *raw = NULL;
+    size_t nraw = 0;
+    VX_TRY(vx_mtl_text_to_ids(m->mtl, m->tok, text, language, &raw, &nraw, &m->err));
+    int32_t *all = malloc(sizeof(int32_t) * (nraw + 2));
+    if (!all) {
+        free(raw);
+        return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+    }
+    /* generate(): F.pad with start_text_token / stop_text_token */
+    all[0] = m->cfg.start_text_token;
+    memcpy(all + 1, raw, sizeof(int32_t) * nraw);
+    all[nraw + 1] = m->cfg.stop_text_token;
+    free(raw);
+    *ids = all;
+    *n = nraw + 2;
+    return VOCIS_OK;
+}
+
+int vx_api_mtl_clean_tokens(vocis_model *m, int32_t *tokens, int n) {
+    /* S3Gen's token embedding has start_speech_token (6561) rows */
+    return vx_mtl_clean_tokens(tokens, n, m->cfg.start_speech_token, m->cfg.stop_speech_token,
+                               m->cfg.start_speech_token, NULL);
+}
+
+int64_t vx_api_mtl_keep_samples(int n_tokens, int64_t n_samples) { return vx_mtl_keep_samples(n_tokens, n_samples); }
+
+const char *vocis_model_languages(const vocis_model *m) { return m && m->mtl ? vx_mtl_language_list() : NULL; }
+
+vocis_status vocis_check_language(vocis_model *m, const char *language) {
+    vx_err_clear(&m->err);
+    if (m->mtl) return need_language(m, language);
+    if (language && *language && strcasecmp(language, "en") != 0)
+        return vx_fail(&m->err, VOCIS_E_ARG, "language '%.32s': only Chatterbox-Multilingual takes a language",
+                       language);
+    return VOCIS_OK;
+}

@@ -1,0 +1,215 @@
+/* Public API, VibeVoice-Realtime-0.5B side: voice presets, speech while the
+ * text is still arriving (vocis_stream_*), and vocis_speak on top of it. */
+#include "vocis.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "models/vibevoice/realtime.h"
+
+int vx_api_rt_detect(const char *dir) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    cJSON *root = cJSON_Parse(buf);
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
+    const int rt = cJSON_IsString(mt) && !strcmp(mt->valuestring, "vibevoice_streaming");
+    cJSON_Delete(root);
+    return rt;
+}
+
+vocis_status vx_api_rt_open(vocis_model *m, const char *dir) {
+    m->rt = calloc(1, sizeof *m->rt);
+    if (!m->rt) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+    vocis_status st = vx_rt_model_load(m->rt, dir, 1, m->precision, &m->err);
+    if (st) {
+        free(m->rt);
+        m->rt = NULL;
+    }
+    return st;
+}
+
+void vx_api_rt_close(vocis_model *m) {
+    if (!m->rt) return;
+    vx_rt_model_free(m->rt);
+    free(m->rt);
+    m->rt = NULL;
+}
+
+void vx_api_rt_voice_free(vocis_voice *v) {
+    if (!v || !v->rt_preset) return;
+    vx_rt_preset_free(v->rt_preset);
+    free(v->rt_preset);
+    v->rt_preset = NULL;
+}
+
+vocis_status vocis_voice_load_preset(vocis_model *m, const char *path, vocis_voice **out) {
+    *out = NULL;
+    vx_err_clear(&m->err);
+    if (!path) return vx_fail(&m->err, VOCIS_E_ARG, "no voice preset given");
+    vocis_voice *v = calloc(1, sizeof *v);
+    if (!v || !(v->rt_preset = calloc(1, sizeof *v->rt_preset))) {
+        free(v);
+        return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+    }
+    vocis_status st = vx_rt_preset_load(path, v->rt_preset, &m->err);
+    if (st) {
+        free(v->rt_preset);
+        free(v);
+        return st;
+    }
+    if (m->rt && (st = vx_rt_preset_check(v->rt_preset, &m->rt->cfg, &m->err))) {
+        vocis_voice_free(v);
+        return st;
+    }
+    const char *base = strrchr(path, '/');
+    snprintf(v->src.name, sizeof v->src.name, "%s", base ? base + 1 : path);
+    *out = v;
+    return VOCIS_OK;
+}
+
+vocis_status vx_api_rt_voice_load(vocis_model *m, const char *path, vocis_voice **out) {
+    *out = NULL;
+    if (!path)
+        return vx_fail(&m->err, VOCIS_E_ARG,
+                       "VibeVoice-Realtime has no built-in voice: give a voice preset (upstream's "
+                       "demo/voices/streaming_model/NAME.pt, or a vocis voice made from one)");
+    return vocis_voice_load_preset(m, path, out);
+}
+
+vocis_status vx_api_rt_voice_save(vocis_model *m, const vocis_voice *v, const char *path) {
+    vx_st_writer *w = vx_st_writer_new();
+    if (!w) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+    vocis_status st = vx_rt_preset_write(v->rt_preset, w, &m->err);
+    if (!st) st = vx_st_writer_meta(w, "vocis_voice_kind", "vibevoice_realtime_preset", &m->err);
+    if (!st && v->src.name[0]) st = vx_st_writer_meta(w, "source", v->src.name, &m->err);
+    if (!st) st = vx_st_writer_meta(w, "vocis_version", VOCIS_VERSION, &m->err);
+    if (!st) st = vx_st_writer_save(w, path, &m->err);
+    vx_st_writer_free(w);
+    return st;
+}
+
+/* ---- streams --------------------------------------------------------------- */
+
+struct vocis_stream {
+    vocis_model *m;
+    vocis_speak_options o;
+    vx_rng rng;
+    vx_rt_session *s;
+    vocis_progress p;
+    int64_t frames;
+    int64_t max_samples, kept;
+};
+
+static int rt_on_audio(void *user, const float *pcm, int64_t n) {
+    vocis_stream *st = user;
+    st->frames++;
+    st->kept += n;
+    st->p.stage = "vibevoice";
+    st->p.step = (int)st->frames;
+    st->p.n_steps = (int)st->kept;
+    if (st->o.on_progress && st->o.on_progress(st->o.user, &st->p)) return 1;
+    return st->o.on_audio ? st->o.on_audio(st->o.user, pcm, (size_t)n, 24000) : 0;
+}
+
+vocis_status vocis_stream_open(vocis_model *m, const vocis_voice *voice, const vocis_speak_options *opts,
+                               vocis_stream **out) {
+    *out = NULL;
+    vx_err_clear(&m->err);
+    vx_err *err = &m->err;
+    if (!m->rt) return vx_fail(err, VOCIS_E_UNSUPPORTED, "text streaming needs a VibeVoice-Realtime model");
+    if (!voice || !voice->rt_preset)
+        return vx_fail(err, VOCIS_E_ARG, "VibeVoice-Realtime needs a voice preset (vocis_voice_load of a .pt)");
+    vocis_stream *s = calloc(1, sizeof *s);
+    if (!s) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    s->m = m;
+    if (opts) s->o = *opts;
+    else vocis_speak_options_for_model(m, &s->o);
+    vocis_status st = VOCIS_OK;
+    if (!(s->o.vv.cfg_scale >= 0.0f && s->o.vv.cfg_scale <= 100.0f))
+        st = vx_fail(err, VOCIS_E_ARG, "cfg scale must be in [0, 100]");
+    else if (s->o.vv.diffusion_steps < 1 || s->o.vv.diffusion_steps > VX_DPM_MAX_STEPS)
+        st = vx_fail(err, VOCIS_E_ARG, "diffusion steps must be in [1, %d]", VX_DPM_MAX_STEPS);
+    else if (s->o.vv.max_new_tokens < 0)
+        st = vx_fail(err, VOCIS_E_ARG, "max new tokens must be >= 0");
+    else if (!(s->o.vv.max_seconds >= 0.0f))
+        st = vx_fail(err, VOCIS_E_ARG, "max seconds must be >= 0");
+    if (st) {
+        free(s);
+        return st;
+    }
+    vx_api_seed_rng(&s->rng, &s->o.t3);
+    vx_rt_opts g;
+    vx_rt_opts_default(&g);
+    g.cfg_scale = s->o.vv.cfg_scale;
+    g.n_steps = s->o.vv.diffusion_steps;
+    g.max_new_tokens = s->o.vv.max_new_tokens;
+    g.max_samples = s->o.vv.max_seconds > 0 ? (int64_t)ceil(s->o.vv.max_seconds * 24000.0) : 0;
+    g.rng = &s->rng;
+    g.on_audio = rt_on_audio;
+    g.user = s;
+    g.nthreads = m->threads;
+    s->p.n_chunks = 1;
+    if ((st = vx_rt_session_new(m->rt, voice->rt_preset, &g, &s->s, err))) {
+        free(s);
+        return st;
+    }
+    *out = s;
+    return VOCIS_OK;
+}
+
+vocis_status vocis_stream_push(vocis_stream *s, const char *text, size_t len) {
+    vx_err_clear(&s->m->err);
+    if (!text && len) return vx_fail(&s->m->err, VOCIS_E_ARG, "no text given");
+    return vx_rt_session_push(s->s, text, len, &s->m->err);
+}
+
+vocis_status vocis_stream_finish(vocis_stream *s, vocis_audio *out) {
+    vx_err_clear(&s->m->err);
+    if (out) memset(out, 0, sizeof *out);
+    VX_TRY(vx_rt_session_finish(s->s, &s->m->err));
+    if (out) {
+        int64_t n;
+        out->samples = vx_rt_session_take_audio(s->s, &n);
+        out->n = (size_t)n;
+        out->sample_rate = 24000;
+    }
+    return VOCIS_OK;
+}
+
+int vocis_stream_done(const vocis_stream *s) { return s && vx_rt_session_done(s->s); }
+
+void vocis_stream_close(vocis_stream *s) {
+    if (!s) return;
+    vx_rt_session_free(s->s);
+    free(s);
+}
+
+vocis_status vx_api_rt_speak(vocis_model *m, const vocis_voice *voice, const char *text,
+                             const vocis_speak_options *opts, vocis_audio *out) {
+    memset(out, 0, sizeof *out);
+    if (!text) return vx_fail(&m->err, VOCIS_E_ARG, "no text given");
+    vocis_stream *s;
+    VX_TRY(vocis_stream_open(m, voice, opts, &s));
+    vocis_status st = vocis_stream_push(s, text, strlen(text));
+    if (!st) st = vocis_stream_finish(s, out);
+    vocis_stream_close(s);
+    return st;
+}
+
+void vocis_speak_options_for_model(const vocis_model *m, vocis_speak_options *o) {
+    vocis_speak_options_default(o);
+    if (m && m->rt) { /* demo/realtime_model_inference_from_file.py */
+        o->vv.cfg_scale = 1.5f;
+        o->vv.diffusion_steps = 5;
+    }
+}

@@ -1,0 +1,113 @@
+/* Public API for Chatterbox-Turbo / -Nano folders (ChatterboxTurboTTS):
+ * opening, text ids, T3 tokens and one speak chunk. Cloning and the S3Gen
+ * weights go through vocis.c (which picks s3gen_meanflow.safetensors, the
+ * 15 s T3 prompt and the loudness normalisation for these folders). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/internal.h"
+#include "models/chatterbox/s3gen_meanflow.h"
+#include "models/chatterbox/t3_gpt2.h"
+#include "models/chatterbox/turbo.h"
+#include "text/turbo_text.h"
+
+struct vx_turbo {
+    vx_t3_gpt2 t3;
+    int max_len; /* tokenizer truncation (model_max_length) */
+};
+
+vocis_status vx_api_turbo_open(vocis_model *m, const vocis_open_options *o) {
+    vx_err *err = &m->err;
+    int nano = 0;
+    VX_TRY(vx_turbo_check_folder(m->dir, &nano, err));
+    VX_TRY(vx_turbo_config(m->dir, o ? o->config_path : NULL, &m->cfg, err));
+    struct vx_turbo *t = calloc(1, sizeof *t);
+    if (!t) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    m->turbo = t;
+    VX_TRY(vx_turbo_tokenizer_load(m->dir, &m->tok, &t->max_len, err));
+    VX_TRY(vx_t3_gpt2_load(&t->t3, m->dir, &m->cfg, m->precision, err));
+    if (vx_tokenizer_size(m->tok) > t->t3.text_emb.rows)
+        return vx_fail(err, VOCIS_E_SHAPE, "%s: the tokenizer has %d ids, T3's text_emb only %lld rows", m->dir,
+                       vx_tokenizer_size(m->tok), (long long)t->t3.text_emb.rows);
+    return VOCIS_OK;
+}
+
+void vx_api_turbo_close(vocis_model *m) {
+    if (!m->turbo) return;
+    vx_t3_gpt2_free(&m->turbo->t3);
+    free(m->turbo);
+    m->turbo = NULL;
+}
+
+const char *vx_api_turbo_kind(const vocis_model *m) { return m->turbo->t3.nano ? "chatterbox-nano" : "chatterbox-turbo"; }
+
+vocis_status vx_api_turbo_tokenize(vocis_model *m, const char *text, int32_t **ids, size_t *n) {
+    return vx_turbo_text_to_ids(m->tok, m->turbo->max_len, text, ids, n, &m->err);
+}
+
+static vx_turbo_sampling sampling_of(const vocis_t3_options *o, int (*on_token)(void *, int, int32_t), void *user) {
+    vx_turbo_sampling s = {o->temperature, o->top_k < 0 ? 1000 : o->top_k, isnan(o->top_p) ? 0.95f : o->top_p,
+                           o->repetition_penalty, o->max_new_tokens, o->greedy, on_token, user, NULL};
+    return s;
+}
+
+static vocis_status check_voice(vocis_model *m, const vx_cb_conds *c) {
+    if (c->speaker_emb.n != (size_t)m->turbo->t3.speaker_dim)
+        return vx_fail(&m->err, VOCIS_E_SHAPE, "voice speaker_emb has %zu values, this T3 expects %d",
+                       c->speaker_emb.n, m->turbo->t3.speaker_dim);
+    return VOCIS_OK;
+}
+
+/* T3.inference_turbo on a voice; all sampled tokens (incl. a final 6562). */
+static vocis_status generate(vocis_model *m, const vx_cb_conds *c, const char *text, const vocis_t3_options *o,
+                             int (*on_token)(void *, int, int32_t), void *user, vx_rng *rng, int32_t **toks, int *nt) {
+    VX_TRY(check_voice(m, c));
+    int32_t *ids = NULL;
+    size_t nids = 0;
+    VX_TRY(vx_api_turbo_tokenize(m, text, &ids, &nids));
+    vx_turbo_sampling s = sampling_of(o, on_token, user);
+    vocis_status st = vx_t3_gpt2_generate(&m->turbo->t3, c->speaker_emb.data, c->cond_prompt_speech_tokens.data,
+                                          (int)c->cond_prompt_speech_tokens.n, ids, (int)nids, &s, rng, m->threads,
+                                          toks, nt, &m->err);
+    free(ids);
+    return st;
+}
+
+vocis_status vx_api_turbo_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text,
+                                      const vocis_t3_options *o, int32_t **tokens, size_t *n) {
+    vx_rng rng;
+    vx_api_seed_rng(&rng, o);
+    int nt = 0;
+    vocis_status st = generate(m, &voice->conds, text, o, o->on_token, o->user, &rng, tokens, &nt);
+    *n = (size_t)nt;
+    return st;
+}
+
+vocis_status vx_api_turbo_speak_chunk(vocis_model *m, const vx_cb_conds *v, const char *text,
+                                      const vocis_t3_options *o, int cfm_steps, int (*on_token)(void *, int, int32_t),
+                                      void *user, vx_rng *rng, float **wav, int64_t *nwav) {
+    vx_err *err = &m->err;
+    int32_t *toks = NULL;
+    int nt = 0;
+    int64_t *t64 = NULL;
+    float *mel = NULL;
+    int64_t tm = 0;
+    vocis_status st = generate(m, v, text, o, on_token, user, rng, &toks, &nt);
+    if (st) goto done;
+    if (!(t64 = malloc(sizeof(int64_t) * (size_t)(nt + 3)))) {
+        st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+        goto done;
+    }
+    /* tokens < 6561 (the trailing stop removed) + 3 silence tokens; upstream keeps their audio */
+    const int ns = vx_turbo_clean_tokens(&m->turbo->t3, toks, nt, t64);
+    vx_meanflow_req rq = {t64, ns, v->prompt_token.data, v->prompt_token_len, v->prompt_feat.data,
+                          v->prompt_feat.shape[1], v->embedding.data, cfm_steps, NULL, NULL, rng, m->threads, NULL};
+    if ((st = vx_s3gen_meanflow_run(m->flow, &rq, &mel, &tm, err))) goto done;
+    if ((st = vx_hift_vocode(m->hift, mel, tm, rng, NULL, NULL, wav, nwav, NULL, NULL, m->threads, err))) goto done;
+    vx_trim_fade(*wav, *nwav);
+done:
+    free(toks), free(t64), free(mel);
+    return st;
+}

@@ -1,0 +1,148 @@
+/* `vocis bench vibevoice --synthetic realtime-0.5b`: VibeVoice-Realtime's generate() on random
+ * weights at the release's dimensions and dtype (BF16; 4 lower + 20 upper Qwen2 layers, hidden
+ * 896, decoder-only σ-VAE, 4-layer diffusion head) with a synthetic voice preset of en-Davis's
+ * size (T_lm 60, T_tts 183): first_audio_ms = text given at once to the first decoded frame
+ * (lower + upper stack on the first 5-token window, one 5-step CFG diffusion, one frame decode),
+ * then the steady per-frame cost as rtf = frame time / 133.3 ms (each frame: diffusion, decode,
+ * connector, the positive/negative upper-stack pair step, the EOS check; text windows included). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/threads.h"
+#include "cli/bench_util.h"
+#include "cli/cli.h"
+#include "models/vibevoice/realtime.h"
+
+typedef struct rt_timer {
+    double t0, *t;
+    int n, cap;
+} rt_timer;
+
+static int on_frame(void *user, const float *pcm, int64_t n) {
+    rt_timer *r = user;
+    (void)pcm, (void)n;
+    if (r->n < r->cap) r->t[r->n++] = bench_now_s();
+    return 0;
+}
+
+static double cpu_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static vocis_status synth_preset(const vx_rt_model *m, vx_rt_preset *p, vx_err *err) {
+    memset(p, 0, sizeof *p);
+    p->H = m->upper.dim, p->kv_heads = m->upper.n_kv_heads, p->head_dim = m->upper.head_dim;
+    snprintf(p->path, sizeof p->path, "synthetic preset");
+    const int64_t T[VX_RT_N_ENTRIES] = {60, 183, 1, 1};
+    uint32_t s = 12345;
+    for (int i = 0; i < VX_RT_N_ENTRIES; i++) {
+        vx_rt_entry *e = &p->e[i];
+        e->T = T[i];
+        e->n_layers = i == VX_RT_LM || i == VX_RT_NEG_LM ? m->lower.n_layers : m->upper.n_layers;
+        const size_t nh = (size_t)(e->T * p->H), nk = (size_t)e->n_layers * (size_t)(p->kv_heads * e->T * p->head_dim);
+        e->hidden = malloc(sizeof(float) * nh);
+        e->k = malloc(sizeof(float) * nk);
+        e->v = malloc(sizeof(float) * nk);
+        if (!e->hidden || !e->k || !e->v) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+        for (size_t j = 0; j < nh; j++) e->hidden[j] = ((s = s * 1664525u + 1013904223u) >> 8) * (2.0f / 16777216.0f) - 1.0f;
+        for (size_t j = 0; j < nk; j++) {
+            e->k[j] = ((s = s * 1664525u + 1013904223u) >> 8) * (1.0f / 16777216.0f) - 0.5f;
+            e->v[j] = ((s = s * 1664525u + 1013904223u) >> 8) * (1.0f / 16777216.0f) - 0.5f;
+        }
+    }
+    return VOCIS_OK;
+}
+
+int bench_vv_realtime(int threads, int frames, int steps, const char *dtype);
+int bench_vv_realtime(int threads, int frames, int steps, const char *dtype) {
+    vx_dtype dt;
+    if (bench_parse_dtype(dtype, &dt)) return cli_error("bench vibevoice", "--dtype must be bf16, f16 or f32"), 2;
+    if (threads <= 0) threads = vx_default_threads();
+    if (frames < 2) frames = 2;
+    vx_err err = {0};
+    vx_rt_model m;
+    vx_rt_preset p = {0};
+    vx_rt_session *s = NULL;
+    rt_timer r = {0};
+    double t0 = bench_now_s();
+    vocis_status st = vx_rt_model_synthetic(&m, dt, 0, 4321, &err);
+    if (st) return cli_error("bench vibevoice", "%s", err.msg);
+    printf("model: synthetic VibeVoice-Realtime-0.5B (%d lower + %d upper layers, hidden %d), %s weights, "
+           "%d threads\n",
+           m.lower.n_layers, m.upper.n_layers, m.upper.dim, dtype, threads);
+    printf("setup: %.1f s\n", bench_now_s() - t0);
+    fflush(stdout);
+    if ((st = synth_preset(&m, &p, &err))) goto done;
+    /* a sentence of 20 tokens: 4 text windows inside the timed frames, then speech-only windows */
+    int32_t ids[20];
+    for (int i = 0; i < 20; i++) ids[i] = 1000 + 37 * i;
+    const int runs = 2; /* the first run warms caches and page faults; the second is reported */
+    double first_ms = 0, rtf = 0, med = 0, cpu = 0;
+    for (int run = 0; run < runs; run++) {
+        vx_rng rng;
+        vx_rng_seed(&rng, 42);
+        vx_rt_opts o;
+        vx_rt_opts_default(&o);
+        o.n_steps = steps;
+        o.rng = &rng;
+        o.max_new_tokens = run ? 20 + frames : 5 + 3; /* text + frame positions (warm-up: 3 frames) */
+        o.on_audio = on_frame;
+        o.user = &r;
+        o.nthreads = threads;
+        free(r.t);
+        r = (rt_timer){0};
+        r.cap = frames + 8;
+        if (!(r.t = malloc(sizeof(double) * (size_t)r.cap))) {
+            st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+            goto done;
+        }
+        vx_rt_session_free(s);
+        s = NULL;
+        if ((st = vx_rt_session_new(&m, &p, &o, &s, &err))) goto done;
+        r.t0 = bench_now_s();
+        const double c0 = cpu_now_s();
+        if ((st = vx_rt_session_run_ids(s, ids, 20, &err))) goto done;
+        cpu = (cpu_now_s() - c0) / (r.n ? r.n : 1);
+        if (r.n < 2) {
+            st = vx_fail(&err, VOCIS_E_INTERNAL, "only %d frames generated", r.n);
+            goto done;
+        }
+        first_ms = 1e3 * (r.t[0] - r.t0);
+        const int nf = r.n - 1;
+        double *d = malloc(sizeof(double) * (size_t)nf);
+        if (!d) {
+            st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+            goto done;
+        }
+        for (int i = 0; i < nf; i++) d[i] = r.t[i + 1] - r.t[i];
+        rtf = (r.t[r.n - 1] - r.t[0]) / nf / (3200.0 / 24000.0);
+        qsort(d, (size_t)nf, sizeof *d, cmp_d);
+        med = 1e3 * d[nf / 2];
+        free(d);
+    }
+    printf("first_audio_ms: %.0f (5 text tokens through both stacks, one %d-step diffusion, one frame decode)\n",
+           first_ms, steps);
+    printf("frame: %.1f ms median over %d frames (text windows included)\n", med, r.n - 1);
+    printf("rtf: %.2f (mean frame time / 133.3 ms)\n", rtf);
+    printf("cpu_per_frame_ms: %.0f (process CPU time over all threads; wall time on an idle machine is about this / "
+           "threads)\n",
+           1e3 * cpu);
+    printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
+done:
+    free(r.t);
+    vx_rt_session_free(s);
+    vx_rt_preset_free(&p);
+    vx_rt_model_free(&m);
+    if (st) return cli_error("bench vibevoice", "%s", err.msg);
+    return 0;
+}

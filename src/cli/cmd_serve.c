@@ -1,0 +1,63 @@
+/* `vocis serve`: the OpenAI-compatible speech server (src/server/). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "server/server.h"
+
+static const char usage[] =
+    "usage: vocis serve --model DIR [--model NAME=DIR ...] [--voices DIR] [--host 127.0.0.1] [--port 8080]\n"
+    "                   [--api-key KEY] [--max-queue N] [--max-chars N] [--threads N] [--precision P]\n\n"
+    "OpenAI-compatible HTTP speech server: POST /v1/audio/speech (mp3, opus, flac, wav, pcm; stream_format\n"
+    "audio or sse), GET /v1/models, GET/POST/DELETE /v1/voices, GET /health, /ready, /metrics, and a web\n"
+    "page at /. The first --model is the default and answers OpenAI's model names (tts-1, tts-1-hd,\n"
+    "gpt-4o-mini-tts); OpenAI's voice names (alloy, nova, ...) pick the built-in voice unless a saved voice\n"
+    "has that name. Requests to one model run one at a time in arrival order (a queue of --max-queue).\n"
+    "Binds 127.0.0.1 unless told otherwise; SIGINT / SIGTERM shut it down cleanly (exit 0).";
+
+int cmd_serve(int argc, char **argv) {
+    vx_server_config c;
+    vx_server_config_default(&c);
+    /* --model may repeat: take those out before the common parser */
+    int k = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--model")) {
+            if (i + 1 >= argc) return cli_error("serve", "option --model needs a value"), 2;
+            if (c.n_models == VX_SRV_MAX_MODELS) return cli_error("serve", "at most %d --model folders", VX_SRV_MAX_MODELS), 2;
+            c.models[c.n_models++] = argv[++i];
+        } else {
+            argv[k++] = argv[i];
+        }
+    }
+    argc = k;
+    int port = c.port, max_queue = c.max_queue, max_chars = c.max_chars, idle = c.idle_timeout;
+    int max_body_kb = (int)(c.max_body >> 10), max_upload_kb = (int)(c.max_upload >> 10), conns = c.max_connections;
+    float timeout = (float)c.request_timeout;
+    const char *precision = NULL;
+    const cli_opt opts[] = {
+        {"--voices", CLI_STR, &c.voices_dir, "folder of saved voices (created; POST /v1/voices writes NAME.voice + NAME.ref)", 0, -1},
+        {"--host", CLI_STR, &c.host, "address to bind (127.0.0.1; 0.0.0.0 for every interface)", 0, -1},
+        {"--port", CLI_INT, &port, "TCP port (8080; 0 = any free port)", 0, 65535},
+        {"--port-file", CLI_STR, &c.port_file, "write the bound port to this file once listening", 0, -1},
+        {"--api-key", CLI_STR, &c.api_key, "require Authorization: Bearer KEY on /v1/*", 0, -1},
+        {"--max-queue", CLI_INT, &max_queue, "requests waiting or running per model before 429 (16)", 1, 100000},
+        {"--max-chars", CLI_INT, &max_chars, "longest input in characters (4096)", 1, 1 << 24},
+        {"--max-body-kb", CLI_INT, &max_body_kb, "largest JSON request body in KiB (1024)", 1, 1 << 20},
+        {"--max-upload-kb", CLI_INT, &max_upload_kb, "largest voice upload in KiB (16384)", 1, 1 << 21},
+        {"--request-timeout", CLI_FLOAT, &timeout, "seconds a request may take, queue included (300)", 0.1, 1e6},
+        {"--idle-timeout", CLI_INT, &idle, "seconds an idle or stalled connection is kept (30)", 1, 3600},
+        {"--max-connections", CLI_INT, &conns, "open connections at most (64)", 1, 10000},
+        {"--threads", CLI_INT, &c.threads, "model threads (default: physical cores)", 1, 1024},
+        {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
+        {"--config", CLI_STR, &c.config_path, "hyper-parameter override file for the models", 0, -1},
+        {"--quiet|-q", CLI_FLAG, &c.quiet, "no per-request log lines", 0, -1},
+    };
+    int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), usage);
+    if (r) return r == 1 ? 0 : 2;
+    if (cli_precision("serve", precision, &c.precision)) return 2;
+    if (c.n_models == 0) return cli_error("serve", "--model DIR is required"), 2;
+    c.port = port, c.max_queue = max_queue, c.max_chars = max_chars, c.idle_timeout = idle;
+    c.max_body = (size_t)max_body_kb << 10, c.max_upload = (size_t)max_upload_kb << 10;
+    c.max_connections = conns, c.request_timeout = timeout;
+    return vx_server_run(&c);
+}

@@ -1,0 +1,135 @@
+/* The precision policy (precision.h): mode names and the load-time
+ * conversion of weight matrices. */
+#include "kernels/precision.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/threads.h"
+#include "kernels/isa.h"
+
+int vx_precision_resolve(int p) {
+    if (p != VX_PREC_DEFAULT) return p;
+    const char *e = getenv("VOCIS_PRECISION");
+    int q = e && *e ? vx_precision_parse(e) : -1;
+    return q > VX_PREC_DEFAULT ? q : VX_PREC_DEFAULT_IS;
+}
+
+int vx_precision_parse(const char *s) {
+    if (!s) return -1;
+    if (strcmp(s, "exact") == 0) return VX_PREC_EXACT;
+    if (strcmp(s, "bf16") == 0) return VX_PREC_BF16;
+    if (strcmp(s, "q8") == 0) return VX_PREC_Q8;
+    if (strcmp(s, "default") == 0) return VX_PREC_DEFAULT;
+    return -1;
+}
+
+const char *vx_precision_name(int p) {
+    switch (vx_precision_resolve(p)) {
+    case VX_PREC_EXACT: return "exact";
+    case VX_PREC_BF16: return "bf16";
+    case VX_PREC_Q8: return "q8";
+    default: return "?";
+    }
+}
+
+vocis_status vx_precision_check(int p, vx_err *err) {
+    p = vx_precision_resolve(p);
+    if (p == VX_PREC_EXACT || p == VX_PREC_BF16) return VOCIS_OK;
+    if (p == VX_PREC_Q8)
+        return vx_fail(err, VOCIS_E_UNSUPPORTED, "precision q8 is not implemented yet (use exact or bf16)");
+    return vx_fail(err, VOCIS_E_ARG, "unknown precision %d (exact, bf16 or q8)", p);
+}
+
+/* ---- f32 → bf16 ---- */
+
+static void cvt_scalar(uint16_t *dst, const float *src, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = vx_f32_to_bf16(src[i]);
+}
+
+/* Integer round-to-nearest-even on the bit pattern, exactly vx_f32_to_bf16
+ * (vcvtneps2bf16 would flush denormals to zero). */
+static VX_TARGET_AVX2 void cvt_avx2(uint16_t *dst, const float *src, size_t n) {
+    const __m256i abs = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff), qnan = _mm256_set1_epi32(0x40);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i u = _mm256_loadu_si256((const __m256i *)(src + i));
+        __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs), inf);
+        __m256i r = _mm256_add_epi32(bias, _mm256_and_si256(_mm256_srli_epi32(u, 16), one));
+        __m256i rn = _mm256_srli_epi32(_mm256_add_epi32(u, r), 16);
+        __m256i nn = _mm256_or_si256(_mm256_srli_epi32(u, 16), qnan);
+        __m256i v = _mm256_blendv_epi8(rn, nn, nan);
+        /* 8 × u32 (values < 2^16) → 8 × u16 */
+        __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+        _mm_storeu_si128((__m128i *)(dst + i), _mm_packus_epi32(lo, hi));
+    }
+    cvt_scalar(dst + i, src + i, n - i);
+}
+
+static VX_TARGET_AVX512 void cvt_avx512(uint16_t *dst, const float *src, size_t n) {
+    const __m512i abs = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+    const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7fff), qnan = _mm512_set1_epi32(0x40);
+    size_t i = 0;
+    for (; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+        __m512i u = _mm512_maskz_loadu_epi32(m, src + i);
+        __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs), inf);
+        __m512i r = _mm512_add_epi32(bias, _mm512_and_si512(_mm512_srli_epi32(u, 16), one));
+        __m512i v = _mm512_srli_epi32(_mm512_add_epi32(u, r), 16);
+        v = _mm512_mask_or_epi32(v, nan, _mm512_srli_epi32(u, 16), qnan);
+        _mm256_mask_storeu_epi16(dst + i, m, _mm512_cvtepi32_epi16(v));
+    }
+}
+
+void vx_f32_to_bf16_isa(int isa, uint16_t *dst, const float *src, size_t n) {
+    if (isa >= VX_ISA_AVX512) cvt_avx512(dst, src, n);
+    else if (isa >= VX_ISA_AVX2) cvt_avx2(dst, src, n);
+    else cvt_scalar(dst, src, n);
+}
+
+void vx_f32_to_bf16_n(uint16_t *dst, const float *src, size_t n, int nthreads) {
+    int isa = vx_cpu_isa();
+    if (n < (1u << 20) || nthreads <= 1) {
+        vx_f32_to_bf16_isa(isa, dst, src, n);
+        return;
+    }
+#pragma omp parallel num_threads(nthreads)
+    {
+#ifdef _OPENMP
+        size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+#else
+        size_t t = 0, nt = 1;
+#endif
+        size_t step = (n + nt - 1) / nt;
+        step = (step + 15) / 16 * 16;
+        size_t a = t * step < n ? t * step : n, b = a + step < n ? a + step : n;
+        vx_f32_to_bf16_isa(isa, dst + a, src + a, b - a);
+    }
+}
+
+/* ---- load-time conversion ---- */
+
+vocis_status vx_weights_mat_policy(const vx_weights *w, vx_mat *m, int role, vx_err *err) {
+    (void)role; /* q8 (transformer linears only) is refused before loading */
+    int p = vx_weights_precision(w);
+    if ((p != VX_PREC_BF16 && p != VX_PREC_Q8) || m->dtype != VX_F32 || m->rows <= 0 || m->cols <= 0)
+        return VOCIS_OK;
+    size_t n = (size_t)m->rows * (size_t)m->cols;
+    uint16_t *c = vx_weights_converted(w, m->data, VX_BF16);
+    if (!c) {
+        c = malloc(n * sizeof(uint16_t));
+        if (!c)
+            return vx_fail(err, VOCIS_E_NOMEM, "%s: out of memory converting a %lld x %lld matrix to bf16",
+                           vx_weights_path(w), (long long)m->rows, (long long)m->cols);
+        vx_f32_to_bf16_n(c, m->data, n, vx_default_threads());
+        VX_TRY(vx_weights_keep(w, m->data, VX_BF16, c, err));
+        vx_weights_release(w, m->data, n * sizeof(float));
+    }
+    m->dtype = VX_BF16;
+    m->data = c;
+    return VOCIS_OK;
+}

@@ -1,0 +1,66 @@
+/* Precision policy: how a model's weight matrices are computed, chosen once
+ * at load for the whole model.
+ *
+ *   exact  the stored dtype (F32/F16/BF16) with float32 activations: upstream's
+ *          arithmetic; every golden test runs in this mode.
+ *   bf16   float32 matrices of linears and convolutions converted to bf16 once
+ *          at load (F16 and BF16 ones stay as stored); float32 activations and
+ *          accumulation. Halves the bytes the decode kernels stream.
+ *   q8     int8 with per-block scales for the transformer linears — not
+ *          implemented yet: vx_precision_check refuses it.
+ *
+ * How a loader honours the policy (the whole contract):
+ *   1. The code that opens a weight set sets the policy on it right after
+ *      vx_weights_open: vx_weights_set_precision(w, vx_precision_resolve(p)).
+ *      A set without a policy (0) computes exactly as stored.
+ *   2. Every loader fetches each matrix of a linear/conv as a vx_mat view
+ *      (vx_weights_mat in nn/transformer.h does steps 2+3 for you), then calls
+ *      vx_weights_mat_policy(w, &m, role, err) on it. The view then points
+ *      at a converted copy owned by the weight set (freed by
+ *      vx_weights_close), and the resident pages of the F32 original are
+ *      dropped, so no F32 copy lingers and peak memory stays at the
+ *      converted size. The same tensor converted twice shares one copy.
+ *   3. Embedding tables (row gathers), norms, biases and other vectors stay
+ *      as they are: they cost no bandwidth worth saving.
+ *   A loader that repacks a matrix into its own buffer calls
+ *   vx_weights_mat_policy on the file view first and repacks the result.
+ *   Synthetic (benchmark) weights go through the same call. */
+#ifndef VX_PRECISION_H
+#define VX_PRECISION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "io/safetensors.h"
+#include "kernels/kernels.h"
+
+/* Values match VOCIS_PRECISION_* in include/vocis.h (0 = default). */
+typedef enum vx_precision { VX_PREC_DEFAULT = 0, VX_PREC_EXACT = 1, VX_PREC_BF16 = 2, VX_PREC_Q8 = 3 } vx_precision;
+
+/* What `default` (0) means unless the environment says otherwise. */
+#define VX_PREC_DEFAULT_IS VX_PREC_BF16
+
+/* 0 → the default mode: VOCIS_PRECISION from the environment when it names
+ * a mode (exact, bf16, q8), else VX_PREC_DEFAULT_IS; other values unchanged.
+ * (CTest runs the script tests with VOCIS_PRECISION=exact.) */
+int vx_precision_resolve(int p);
+/* "exact" | "bf16" | "q8" | "default" → value; -1 when unknown. */
+int vx_precision_parse(const char *s);
+/* "exact", "bf16", "q8" ("default" → the name of the default mode). */
+const char *vx_precision_name(int p);
+/* VOCIS_OK for a mode that runs; q8 and unknown values are refused. */
+vocis_status vx_precision_check(int p, vx_err *err);
+
+/* Roles of a matrix (for q8, which treats transformer linears apart). */
+enum { VX_W_MATRIX = 0, VX_W_TF_LINEAR = 1 };
+
+/* Applies w's policy to a view m of one of w's tensors (see above). */
+vocis_status vx_weights_mat_policy(const vx_weights *w, vx_mat *m, int role, vx_err *err);
+
+/* n float32 values → bf16, round to nearest even (NaN stays NaN), bit-equal
+ * to vx_f32_to_bf16 at every level; threaded for large n. */
+void vx_f32_to_bf16_n(uint16_t *dst, const float *src, size_t n, int nthreads);
+void vx_f32_to_bf16_isa(int isa, uint16_t *dst, const float *src, size_t n);
+
+#endif

@@ -1,0 +1,46 @@
+/* Continuous batching of T3 requests: every request keeps its own KV
+ * sequences (the CFG pair), sampling state and RNG stream; at every step the
+ * unfinished requests' rows go through ONE transformer forward, so each weight
+ * is read once per step for all of them. A request joins (its prefill runs
+ * alone) and leaves at any step. The token stream of a request is the same
+ * whether it runs alone or next to others: rows never mix, and the kernels
+ * compute each row the same way whatever the batch.
+ *
+ *   b = vx_t3_batch_new(t3, 4)
+ *   vx_t3_batch_add(b, ...) → id        (any time)
+ *   while (vx_t3_batch_active(b)) vx_t3_batch_step(b)
+ *   vx_t3_batch_take(b, id, &tokens)    (once vx_t3_batch_done(b, id))
+ *
+ * Not thread-safe: one thread drives a batch. */
+#ifndef VX_T3_BATCH_H
+#define VX_T3_BATCH_H
+
+#include "models/chatterbox/t3.h"
+
+typedef struct vx_t3_batch vx_t3_batch;
+
+vocis_status vx_t3_batch_new(const vx_t3 *t3, int max_requests, vx_t3_batch **out, vx_err *err);
+void vx_t3_batch_free(vx_t3_batch *b);
+
+/* Admits a request and runs its prefill. c, text_ids and s are copied (the
+ * speaker embedding and prompt tokens too); rng is borrowed until the request
+ * is taken. Fails when all slots are taken (VOCIS_E_ARG) or on bad input. */
+vocis_status vx_t3_batch_add(vx_t3_batch *b, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
+                             const vx_t3_sampling *s, vx_rng *rng, int nthreads, int *id, vx_err *err);
+/* Requests admitted and not finished. */
+int vx_t3_batch_active(const vx_t3_batch *b);
+/* Free request slots. */
+int vx_t3_batch_free_slots(const vx_t3_batch *b);
+/* One token for every unfinished request, then one batched forward of those
+ * that go on. A failure of one request (e.g. cancelled by its on_token)
+ * finishes that request with its error; the status returned is for the
+ * batch as a whole (out of memory, ...). */
+vocis_status vx_t3_batch_step(vx_t3_batch *b, int nthreads, vx_err *err);
+int vx_t3_batch_done(const vx_t3_batch *b, int id);
+/* The finished request's tokens (malloc'd; incl. a final stop token when
+ * drawn) or its error; frees the slot. */
+vocis_status vx_t3_batch_take(vx_t3_batch *b, int id, int32_t **tokens, int *n_tokens, vx_err *err);
+/* Removes a request, finished or not, and frees its slot. */
+void vx_t3_batch_drop(vx_t3_batch *b, int id);
+
+#endif

@@ -1,0 +1,413 @@
+/* Chatterbox-Turbo / -Nano T3 (GPT-2 backbone): loading, forward with a KV
+ * cache, conditioning and T3.inference_turbo (spec chatterbox.md §13). */
+#include "models/chatterbox/t3_gpt2.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/jsonfile.h"
+#include "kernels/kernels.h"
+#include "kernels/precision.h"
+#include "nn/sampling.h"
+#include "models/chatterbox/t3.h"
+#include "nn/transformer.h"
+
+#define GPT2_HEAD_DIM 64
+
+static int file_exists(const char *dir, const char *name) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return access(p, F_OK) == 0;
+}
+
+vocis_status vx_t3_gpt2_file(const char *dir, const char **name, vx_err *err) {
+    const int turbo = file_exists(dir, "t3_turbo_v1.safetensors"), nano = file_exists(dir, "t3_nano_v1.safetensors");
+    *name = NULL;
+    if (turbo && nano)
+        return vx_fail(err, VOCIS_E_FORMAT,
+                       "%s: holds both t3_turbo_v1.safetensors (Turbo) and t3_nano_v1.safetensors (Nano): "
+                       "a folder mixing two model variants; keep one", dir);
+    if (turbo) *name = "t3_turbo_v1.safetensors";
+    if (nano) *name = "t3_nano_v1.safetensors";
+    return VOCIS_OK;
+}
+
+static void *own(vx_t3_gpt2 *t, void *p) {
+    if (!p) return NULL;
+    void **n = realloc(t->owned, sizeof(void *) * (size_t)(t->n_owned + 1));
+    if (!n) {
+        free(p);
+        return NULL;
+    }
+    t->owned = n;
+    t->owned[t->n_owned++] = p;
+    return p;
+}
+
+static vocis_status vec(vx_t3_gpt2 *t, const vx_weights *w, const char *name, int64_t n, const float **out,
+                        vx_err *err) {
+    vx_tensor x;
+    VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(n), &x, err, "%s", name));
+    if (x.dtype == VX_F32) {
+        *out = x.data;
+        return VOCIS_OK;
+    }
+    float *p = own(t, malloc(sizeof(float) * (size_t)n));
+    if (!p) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (%s)", name);
+    vx_to_f32(p, x.data, x.dtype, (size_t)n);
+    *out = p;
+    return VOCIS_OK;
+}
+
+/* A GPT-2 Conv1D weight (in, out) as a [out, in] matrix in the file dtype. */
+static vocis_status conv1d(vx_t3_gpt2 *t, const vx_weights *w, const char *name, int64_t in, int64_t out, vx_mat *m,
+                           vx_err *err) {
+    vx_tensor x;
+    VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(in, out), &x, err, "%s", name));
+    vx_mat view = vx_mat_of(&x); /* the precision policy first (it keeps the layout), then the repack */
+    VX_TRY(vx_weights_mat_policy(w, &view, VX_W_TF_LINEAR, err));
+    const size_t es = vx_dtype_size(view.dtype);
+    char *p = own(t, malloc(es * (size_t)(in * out)));
+    if (!p) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (%s)", name);
+    const char *src = view.data;
+    for (int64_t i = 0; i < in; i++)
+        for (int64_t o = 0; o < out; o++) memcpy(p + (o * in + i) * es, src + (i * out + o) * es, es);
+    *m = (vx_mat){view.dtype, out, in, p};
+    return VOCIS_OK;
+}
+
+static vocis_status mat(const vx_weights *w, const char *name, int64_t rows, int64_t cols, vx_mat *m, vx_err *err) {
+    vx_tensor x;
+    VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(rows, cols), &x, err, "%s", name));
+    *m = vx_mat_of(&x);
+    return VOCIS_OK;
+}
+
+vocis_status vx_t3_gpt2_init(vx_t3_gpt2 *t, const vx_weights *w, const vx_cb_config *cfg, int n_heads, vx_err *err) {
+    memset(t, 0, sizeof *t);
+    t->cfg = *cfg;
+    t->eps = 1e-5f;
+    const char *path = vx_weights_path(w);
+    vx_tensor x;
+    vocis_status st;
+    char name[128];
+#define TRY(e)                                                                                                         \
+    if ((st = (e)) != VOCIS_OK) goto fail
+    TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(-1, -1), &x, err, "tfmr.wpe.weight"));
+    const int64_t D = x.shape[1];
+    t->wpe = vx_mat_of(&x);
+    t->dim = (int)D;
+    int L = 0;
+    while (snprintf(name, sizeof name, "tfmr.h.%d.ln_1.weight", L), vx_weights_has(w, name)) L++;
+    if (L == 0) {
+        st = vx_fail(err, VOCIS_E_SHAPE, "%s: missing tensor 'tfmr.h.0.ln_1.weight' (not a GPT-2 T3)", path);
+        goto fail;
+    }
+    t->n_layers = L;
+    t->n_heads = n_heads > 0 ? n_heads : (int)(D / GPT2_HEAD_DIM);
+    if (t->n_heads < 1 || D % t->n_heads) {
+        st = vx_fail(err, VOCIS_E_SHAPE, "%s: width %lld does not split into %d attention heads", path, (long long)D,
+                     t->n_heads);
+        goto fail;
+    }
+    t->head_dim = (int)(D / t->n_heads);
+    TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(D, -1), &x, err, "tfmr.h.0.mlp.c_fc.weight"));
+    const int64_t F = t->ffn = (int)x.shape[1];
+    t->layers = own(t, calloc((size_t)L, sizeof *t->layers));
+    if (!t->layers) {
+        st = vx_fail(err, VOCIS_E_NOMEM, "out of memory (T3 layers)");
+        goto fail;
+    }
+    for (int l = 0; l < L; l++) {
+        vx_gpt2_layer *ly = &t->layers[l];
+#define N(s) (snprintf(name, sizeof name, "tfmr.h.%d.%s", l, s), name)
+        TRY(vec(t, w, N("ln_1.weight"), D, &ly->ln1_w, err));
+        TRY(vec(t, w, N("ln_1.bias"), D, &ly->ln1_b, err));
+        TRY(vec(t, w, N("ln_2.weight"), D, &ly->ln2_w, err));
+        TRY(vec(t, w, N("ln_2.bias"), D, &ly->ln2_b, err));
+        TRY(conv1d(t, w, N("attn.c_attn.weight"), D, 3 * D, &ly->attn, err));
+        TRY(vec(t, w, N("attn.c_attn.bias"), 3 * D, &ly->attn_b, err));
+        TRY(conv1d(t, w, N("attn.c_proj.weight"), D, D, &ly->proj, err));
+        TRY(vec(t, w, N("attn.c_proj.bias"), D, &ly->proj_b, err));
+        TRY(conv1d(t, w, N("mlp.c_fc.weight"), D, F, &ly->fc, err));
+        TRY(vec(t, w, N("mlp.c_fc.bias"), F, &ly->fc_b, err));
+        TRY(conv1d(t, w, N("mlp.c_proj.weight"), F, D, &ly->fc_proj, err));
+        TRY(vec(t, w, N("mlp.c_proj.bias"), D, &ly->fc_proj_b, err));
+#undef N
+    }
+    TRY(vec(t, w, "tfmr.ln_f.weight", D, &t->lnf_w, err));
+    TRY(vec(t, w, "tfmr.ln_f.bias", D, &t->lnf_b, err));
+    TRY(mat(w, "text_emb.weight", -1, D, &t->text_emb, err));
+    TRY(mat(w, "speech_emb.weight", -1, D, &t->speech_emb, err));
+    TRY(mat(w, "speech_head.weight", -1, D, &t->speech_head, err));
+    TRY(vx_weights_mat_policy(w, &t->speech_head, VX_W_MATRIX, err));
+    TRY(vec(t, w, "speech_head.bias", t->speech_head.rows, &t->speech_head_b, err));
+    TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(D, -1), &x, err, "cond_enc.spkr_enc.weight"));
+    t->spkr_enc = vx_mat_of(&x);
+    t->speaker_dim = (int)x.shape[1];
+    TRY(vec(t, w, "cond_enc.spkr_enc.bias", D, &t->spkr_b, err));
+    if (t->speech_head.rows <= cfg->stop_speech_token || t->speech_emb.rows <= cfg->start_speech_token) {
+        st = vx_fail(err, VOCIS_E_SHAPE, "%s: speech vocabulary of %lld rows does not hold the start/stop tokens %d/%d",
+                     path, (long long)t->speech_head.rows, cfg->start_speech_token, cfg->stop_speech_token);
+        goto fail;
+    }
+    if (vx_weights_has(w, "cond_enc.perceiver.pre_attention_query") || vx_weights_has(w, "tfmr.layers.0.input_layernorm.weight")) {
+        st = vx_fail(err, VOCIS_E_FORMAT, "%s: holds English/Multilingual (Llama) T3 tensors, not a Turbo/Nano GPT-2 T3",
+                     path);
+        goto fail;
+    }
+#undef TRY
+    return VOCIS_OK;
+fail:
+    vx_t3_gpt2_free(t);
+    return st ? st : VOCIS_E_INTERNAL;
+}
+
+vocis_status vx_t3_gpt2_load(vx_t3_gpt2 *t, const char *dir, const vx_cb_config *cfg, int precision, vx_err *err) {
+    const char *file;
+    VX_TRY(vx_t3_gpt2_file(dir, &file, err));
+    if (!file) return vx_fail(err, VOCIS_E_IO, "%s: no t3_turbo_v1.safetensors or t3_nano_v1.safetensors", dir);
+    const int nano = strstr(file, "nano") != NULL;
+    int heads = 0;
+    if (cfg->source[0]) { /* dims.t3_gpt2.configs.<GPT2_small|GPT2_medium>.n_head of a config file */
+        cJSON *root;
+        VX_TRY(vx_json_load(cfg->source, &root, err));
+        char key[96];
+        snprintf(key, sizeof key, "dims.t3_gpt2.configs.%s.n_head", nano ? "GPT2_small" : "GPT2_medium");
+        vocis_status st = vx_json_int_at(root, key, 1, 4096, &heads, cfg->source, err);
+        cJSON_Delete(root);
+        VX_TRY(st);
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    vx_weights *w;
+    VX_TRY(vx_weights_open(path, &w, err));
+    if (precision > 0) vx_weights_set_precision(w, precision);
+    vocis_status st = vx_t3_gpt2_init(t, w, cfg, heads, err);
+    if (st) {
+        vx_weights_close(w);
+        return st;
+    }
+    t->w = w;
+    t->nano = nano;
+    return VOCIS_OK;
+}
+
+void vx_t3_gpt2_free(vx_t3_gpt2 *t) {
+    for (int i = 0; i < t->n_owned; i++) free(t->owned[i]);
+    free(t->owned);
+    vx_weights_close(t->w);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- forward ---- */
+
+vocis_status vx_gpt2_kv_init(vx_gpt2_kv *kv, const vx_t3_gpt2 *t, int64_t cap, vx_err *err) {
+    memset(kv, 0, sizeof *kv);
+    if (cap > t->wpe.rows) cap = t->wpe.rows;
+    const size_t n = (size_t)t->n_layers * (size_t)cap * (size_t)t->dim;
+    kv->k = vx_malloc(err, n * sizeof(float), "T3 KV cache");
+    kv->v = vx_malloc(err, n * sizeof(float), "T3 KV cache");
+    if (!kv->k || !kv->v) {
+        vx_gpt2_kv_free(kv);
+        return VOCIS_E_NOMEM;
+    }
+    kv->cap = cap;
+    return VOCIS_OK;
+}
+
+void vx_gpt2_kv_free(vx_gpt2_kv *kv) {
+    free(kv->k);
+    free(kv->v);
+    memset(kv, 0, sizeof *kv);
+}
+
+vocis_status vx_t3_gpt2_forward(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, float *record, int nthreads,
+                                vx_err *err) {
+    const int64_t D = t->dim, F = t->ffn, p0 = kv->len;
+    if (n <= 0) return VOCIS_OK;
+    if (p0 + n > kv->cap)
+        return vx_fail(err, VOCIS_E_ARG, "T3 sequence of %lld positions exceeds the %lld positions of the model (wpe)",
+                       (long long)(p0 + n), (long long)(kv->cap < t->wpe.rows ? kv->cap : t->wpe.rows));
+    float *buf = vx_malloc(err, sizeof(float) * (size_t)n * (size_t)(D + 3 * D + 3 * D + F), "T3 scratch");
+    if (!buf) return VOCIS_E_NOMEM;
+    float *h = buf, *qkv = h + n * D, *q = qkv + 3 * n * D, *att = q + n * D, *ff = att + n * D;
+    float *tmp = ff + n * F; /* [n][D] */
+    for (int64_t i = 0; i < n; i++) vx_t3_embed(&t->wpe, p0 + i, x + i * D, 1);
+    for (int l = 0; l < t->n_layers; l++) {
+        const vx_gpt2_layer *ly = &t->layers[l];
+        float *kc = kv->k + (size_t)l * kv->cap * D, *vc = kv->v + (size_t)l * kv->cap * D;
+        vx_layernorm(h, x, ly->ln1_w, ly->ln1_b, n, D, t->eps);
+        vx_linear(qkv, h, n, &ly->attn, ly->attn_b, nthreads);
+        for (int64_t i = 0; i < n; i++) {
+            memcpy(q + i * D, qkv + i * 3 * D, sizeof(float) * (size_t)D);
+            memcpy(kc + (p0 + i) * D, qkv + i * 3 * D + D, sizeof(float) * (size_t)D);
+            memcpy(vc + (p0 + i) * D, qkv + i * 3 * D + 2 * D, sizeof(float) * (size_t)D);
+        }
+        vx_attention(att, q, kc, vc, n, p0 + n, t->n_heads, t->n_heads, t->head_dim, D,
+                     1.0f / sqrtf((float)t->head_dim), 1, nthreads);
+        vx_linear(tmp, att, n, &ly->proj, ly->proj_b, nthreads);
+        vx_add(x, tmp, n * D);
+        vx_layernorm(h, x, ly->ln2_w, ly->ln2_b, n, D, t->eps);
+        vx_linear(ff, h, n, &ly->fc, ly->fc_b, nthreads);
+        vx_gelu_tanh(ff, n * F);
+        vx_linear(tmp, ff, n, &ly->fc_proj, ly->fc_proj_b, nthreads);
+        vx_add(x, tmp, n * D);
+        if (record) memcpy(record + (size_t)l * n * D, x, sizeof(float) * (size_t)(n * D));
+    }
+    kv->len += n;
+    free(buf);
+    return VOCIS_OK;
+}
+
+void vx_t3_gpt2_logits(const vx_t3_gpt2 *t, const float *h, float *logits, float *hn, int nthreads) {
+    float buf[8192], *y = hn ? hn : (t->dim <= 8192 ? buf : malloc(sizeof(float) * (size_t)t->dim));
+    if (!y) return;
+    vx_layernorm(y, h, t->lnf_w, t->lnf_b, 1, t->dim, t->eps);
+    vx_linear(logits, y, 1, &t->speech_head, t->speech_head_b, nthreads);
+    if (y != buf && y != hn) free(y);
+}
+
+/* ---- conditioning ---- */
+
+int vx_t3_gpt2_cond_len(int n_prompt) { return 1 + (n_prompt > 0 ? n_prompt : 0); }
+
+static void embed(const vx_mat *table, int64_t row, float *out) {
+    const size_t D = (size_t)table->cols;
+    vx_to_f32(out, (const char *)table->data + (size_t)row * D * vx_dtype_size(table->dtype), table->dtype, D);
+}
+
+vocis_status vx_t3_gpt2_cond(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt, int n_prompt,
+                             float *cond, int nthreads, vx_err *err) {
+    for (int i = 0; i < t->speaker_dim; i++)
+        if (!isfinite(speaker_emb[i])) return vx_fail(err, VOCIS_E_ARG, "speaker_emb[%d] is not a finite number", i);
+    for (int j = 0; j < n_prompt; j++)
+        if (prompt[j] < 0 || prompt[j] >= t->speech_emb.rows)
+            return vx_fail(err, VOCIS_E_ARG, "cond_prompt_speech_tokens[%d] = %lld is outside [0, %lld)", j,
+                           (long long)prompt[j], (long long)t->speech_emb.rows);
+    vx_linear(cond, speaker_emb, 1, &t->spkr_enc, t->spkr_b, nthreads);
+    for (int j = 0; j < n_prompt; j++) embed(&t->speech_emb, prompt[j], cond + (size_t)(1 + j) * t->dim);
+    return VOCIS_OK;
+}
+
+vocis_status vx_t3_gpt2_prefill_embeds(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt,
+                                       int n_prompt, const int32_t *text, int n_text, float *x, int nthreads,
+                                       vx_err *err) {
+    const int lc = vx_t3_gpt2_cond_len(n_prompt);
+    for (int i = 0; i < n_text; i++)
+        if (text[i] < 0 || text[i] >= t->text_emb.rows)
+            return vx_fail(err, VOCIS_E_ARG, "text token %d is outside the vocabulary of %lld", text[i],
+                           (long long)t->text_emb.rows);
+    VX_TRY(vx_t3_gpt2_cond(t, speaker_emb, prompt, n_prompt, x, nthreads, err));
+    for (int i = 0; i < n_text; i++) embed(&t->text_emb, text[i], x + (size_t)(lc + i) * t->dim);
+    embed(&t->speech_emb, t->cfg.start_speech_token, x + (size_t)(lc + n_text) * t->dim);
+    return VOCIS_OK;
+}
+
+/* ---- generation ---- */
+
+static int cmp_desc(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void vx_logits_top_k(float *logits, int n, int k, float *scratch) {
+    if (k <= 0 || k >= n) return;
+    memcpy(scratch, logits, sizeof(float) * (size_t)n);
+    /* the k-th largest value (quickselect would do; the vocabulary is small) */
+    qsort(scratch, (size_t)n, sizeof(float), cmp_desc);
+    const float kth = scratch[k - 1];
+    for (int i = 0; i < n; i++)
+        if (logits[i] < kth) logits[i] = -INFINITY;
+}
+
+static void process(const vx_turbo_sampling *s, float *l, int V, const int32_t *hist, size_t nhist, float *scratch,
+                    void *top_p_ws) {
+    if (s->temperature > 0 && s->temperature != 1.0f) vx_logits_temperature(l, V, s->temperature);
+    if (s->top_k > 0) vx_logits_top_k(l, V, s->top_k, scratch);
+    if (s->top_p < 1.0f) vx_logits_top_p_ws(l, V, s->top_p, top_p_ws);
+    if (s->repetition_penalty != 1.0f) vx_logits_repetition_penalty(l, V, hist, nhist, s->repetition_penalty);
+}
+
+vocis_status vx_t3_gpt2_generate(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt, int n_prompt,
+                                 const int32_t *text, int n_text, const vx_turbo_sampling *s, vx_rng *rng,
+                                 int nthreads, int32_t **tokens, int *n_tokens, vx_err *err) {
+    *tokens = NULL;
+    *n_tokens = 0;
+    const int D = t->dim, V = (int)t->speech_head.rows;
+    if (n_text < 1) return vx_fail(err, VOCIS_E_ARG, "empty text token list");
+    if (!(s->temperature > 0) || !isfinite(s->temperature))
+        return vx_fail(err, VOCIS_E_ARG, "temperature must be > 0 (got %g)", s->temperature);
+    if (!(s->repetition_penalty > 0)) return vx_fail(err, VOCIS_E_ARG, "repetition penalty must be > 0");
+    if (!(s->top_p > 0) || s->top_p > 1) return vx_fail(err, VOCIS_E_ARG, "top-p must be in (0, 1]");
+    if (s->max_new_tokens < 0) return vx_fail(err, VOCIS_E_ARG, "max new tokens must be >= 0");
+    const int64_t L0 = vx_t3_gpt2_cond_len(n_prompt) + n_text + 1;
+    if (L0 > t->wpe.rows)
+        return vx_fail(err, VOCIS_E_ARG,
+                       "prompt of %lld positions (voice %d + text %d tokens) exceeds the %lld positions of T3", (long long)L0,
+                       n_prompt, n_text, (long long)t->wpe.rows);
+    int max_draws = 1 + s->max_new_tokens;
+    if (L0 + max_draws - 1 > t->wpe.rows) max_draws = (int)(t->wpe.rows - L0 + 1); /* positions run out */
+    vocis_status st = VOCIS_OK;
+    float *x = vx_malloc(err, sizeof(float) * (size_t)L0 * D, "T3 prefill");
+    float *l = vx_malloc(err, sizeof(float) * (size_t)V * 3, "T3 logits");
+    void *tp = vx_malloc(err, vx_logits_top_p_scratch_size(V), "T3 top-p");
+    int32_t *out = vx_malloc(err, sizeof(int32_t) * (size_t)(max_draws + 1), "T3 tokens");
+    vx_gpt2_kv kv = {0};
+    if (!x || !l || !tp || !out) {
+        st = VOCIS_E_NOMEM;
+        goto done;
+    }
+    float *q = l + V, *scratch = q + V;
+    if ((st = vx_t3_gpt2_prefill_embeds(t, speaker_emb, prompt, n_prompt, text, n_text, x, nthreads, err))) goto done;
+    if ((st = vx_gpt2_kv_init(&kv, t, L0 + max_draws, err))) goto done;
+    if ((st = vx_t3_gpt2_forward(t, &kv, L0, x, NULL, nthreads, err))) goto done;
+    vx_t3_gpt2_logits(t, x + (size_t)(L0 - 1) * D, l, NULL, nthreads);
+    int n = 0;
+    const int32_t bos = t->cfg.start_speech_token;
+    for (int i = 0; i < max_draws; i++) {
+        if (s->rec_logits) memcpy(s->rec_logits + (size_t)i * V, l, sizeof(float) * (size_t)V);
+        process(s, l, V, i == 0 ? &bos : out, i == 0 ? 1 : (size_t)n, scratch, tp);
+        if (i > 0) { /* upstream checks this from the second draw on */
+            int all_inf = 1;
+            for (int v = 0; v < V && all_inf; v++) all_inf = l[v] == -INFINITY;
+            if (all_inf) break;
+        }
+        int tok;
+        if (s->greedy) {
+            tok = vx_argmax(l, V);
+        } else {
+            vx_softmax(l, V);
+            tok = vx_sample_multinomial(l, V, rng, q);
+        }
+        out[n++] = tok;
+        if (s->on_token && s->on_token(s->user, i, tok)) {
+            st = vx_fail(err, VOCIS_E_CANCELLED, "generation cancelled");
+            goto done;
+        }
+        if (tok == t->cfg.stop_speech_token || i + 1 == max_draws) break;
+        embed(&t->speech_emb, tok, x);
+        if ((st = vx_t3_gpt2_forward(t, &kv, 1, x, NULL, nthreads, err))) goto done;
+        vx_t3_gpt2_logits(t, x, l, NULL, nthreads);
+    }
+    *tokens = out;
+    *n_tokens = n;
+    out = NULL;
+done:
+    vx_gpt2_kv_free(&kv);
+    free(x), free(l), free(tp), free(out);
+    return st;
+}
+
+int vx_turbo_clean_tokens(const vx_t3_gpt2 *t, const int32_t *tokens, int n, int64_t *out) {
+    if (n > 0 && tokens[n - 1] == t->cfg.stop_speech_token) n--;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (tokens[i] >= 0 && tokens[i] < t->cfg.start_speech_token) out[m++] = tokens[i];
+    for (int i = 0; i < 3; i++) out[m++] = VX_S3GEN_SIL;
+    return m;
+}

@@ -1,0 +1,100 @@
+/* Chatterbox-Turbo / -Nano T3: a GPT-2 backbone (learned absolute positions
+ * wpe, pre-LayerNorm blocks with a fused c_attn, tanh-GELU MLP, final ln_f)
+ * fed with [speaker (1) | speech_emb(prompt) (P) | text_emb(ids) (N) |
+ * speech_emb(BOS) (1)], batch 1 and no CFG (spec chatterbox.md §13,
+ * upstream T3.inference_turbo). The speech head has a bias. */
+#ifndef VX_T3_GPT2_H
+#define VX_T3_GPT2_H
+
+#include <stdint.h>
+
+#include "base/rng.h"
+#include "kernels/kernels.h"
+#include "io/safetensors.h"
+#include "models/chatterbox/config.h"
+
+typedef struct vx_gpt2_layer {
+    const float *ln1_w, *ln1_b, *ln2_w, *ln2_b;
+    vx_mat attn, proj, fc, fc_proj; /* [out, in] (transposed from GPT-2's Conv1D layout at load) */
+    const float *attn_b, *proj_b, *fc_b, *fc_proj_b;
+} vx_gpt2_layer;
+
+typedef struct vx_t3_gpt2 {
+    vx_weights *w; /* owned */
+    vx_cb_config cfg;
+    int nano;      /* 1 for t3_nano_v1 (GPT2_small), 0 for Turbo (GPT2_medium) */
+    int dim, n_layers, n_heads, head_dim, ffn;
+    float eps;
+    vx_gpt2_layer *layers;
+    const float *lnf_w, *lnf_b;
+    vx_mat wpe, text_emb, speech_emb, speech_head, spkr_enc; /* [rows, D] (spkr_enc: [D, speaker_dim]) */
+    const float *speech_head_b, *spkr_b;
+    int speaker_dim;
+    void **owned;
+    int n_owned;
+} vx_t3_gpt2;
+
+/* The T3 file of a Turbo/Nano folder ("t3_turbo_v1.safetensors" or
+ * "t3_nano_v1.safetensors"), NULL when the folder has neither. Both at once
+ * is an error (a folder mixing two variants). */
+vocis_status vx_t3_gpt2_file(const char *dir, const char **name, vx_err *err);
+
+/* Loads DIR/<t3 file> with a precision policy (kernels/precision.h; 0 = as stored; cfg: token ids and config overrides; the head
+ * count is n_embd / 64 unless the config's dims.t3_gpt2.configs.<name>.n_head says otherwise). */
+vocis_status vx_t3_gpt2_load(vx_t3_gpt2 *t, const char *dir, const vx_cb_config *cfg, int precision, vx_err *err);
+/* Same from an open weight set (not owned; synthetic weights of the bench). n_heads 0 = dim / 64. */
+vocis_status vx_t3_gpt2_init(vx_t3_gpt2 *t, const vx_weights *w, const vx_cb_config *cfg, int n_heads, vx_err *err);
+void vx_t3_gpt2_free(vx_t3_gpt2 *t);
+
+/* KV cache of one sequence: k, v [n_layers][cap][D]. */
+typedef struct vx_gpt2_kv {
+    int64_t len, cap;
+    float *k, *v;
+} vx_gpt2_kv;
+vocis_status vx_gpt2_kv_init(vx_gpt2_kv *kv, const vx_t3_gpt2 *t, int64_t cap, vx_err *err);
+void vx_gpt2_kv_free(vx_gpt2_kv *kv);
+
+/* Runs n positions continuing the cache: x [n][D] input embeddings (wpe is
+ * added here) -> residual stream after the last block (before ln_f).
+ * record (optional, [n_layers][n][D]) receives every block's output. */
+vocis_status vx_t3_gpt2_forward(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, float *record,
+                                int nthreads, vx_err *err);
+/* logits[V] = speech_head(ln_f(h)) + bias for one row h [D]; hn (optional) receives ln_f(h). */
+void vx_t3_gpt2_logits(const vx_t3_gpt2 *t, const float *h, float *logits, float *hn, int nthreads);
+
+/* Conditioning [1 + P][D]: spkr_enc(speaker_emb), speech_emb(prompt tokens). */
+int vx_t3_gpt2_cond_len(int n_prompt);
+vocis_status vx_t3_gpt2_cond(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt, int n_prompt,
+                             float *cond, int nthreads, vx_err *err);
+/* The prefill input [1 + P + N + 1][D] (before wpe). */
+vocis_status vx_t3_gpt2_prefill_embeds(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt,
+                                       int n_prompt, const int32_t *text, int n_text, float *x, int nthreads,
+                                       vx_err *err);
+
+typedef struct vx_turbo_sampling {
+    float temperature;        /* 0.8; applied when > 0 and != 1 */
+    int top_k;                /* 1000; applied when > 0 */
+    float top_p;              /* 0.95; applied when < 1 */
+    float repetition_penalty; /* 1.2; applied when != 1 */
+    int max_new_tokens;       /* 1000 = upstream max_gen_len (at most 1 + this many draws) */
+    int greedy;
+    int (*on_token)(void *user, int step, int32_t token);
+    void *user;
+    float *rec_logits;        /* optional [max_new_tokens + 1][V]: raw speech_head logits of every draw */
+} vx_turbo_sampling;
+
+/* T3.inference_turbo: every sampled token, including a final stop token
+ * when drawn (upstream removes it; vx_turbo_clean_tokens does). */
+vocis_status vx_t3_gpt2_generate(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt, int n_prompt,
+                                 const int32_t *text, int n_text, const vx_turbo_sampling *s, vx_rng *rng,
+                                 int nthreads, int32_t **tokens, int *n_tokens, vx_err *err);
+
+/* Turbo post-processing: drop a trailing stop token, keep ids < 6561 and
+ * append three silence tokens (4299). out: [n + 3]; returns its length. */
+#define VX_S3GEN_SIL 4299
+int vx_turbo_clean_tokens(const vx_t3_gpt2 *t, const int32_t *tokens, int n, int64_t *out);
+
+/* HF TopKLogitsWarper: scores below the k-th largest -> -inf (k > 0). */
+void vx_logits_top_k(float *logits, int n, int k, float *scratch);
+
+#endif

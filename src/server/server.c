@@ -1,0 +1,1267 @@
+/* vocis serve: the HTTP server (libmicrohttpd, one thread per connection)
+ * on the public API. Each model has one worker thread and a FIFO queue: a
+ * model handle is not thread-safe, so its requests run one at a time (no
+ * batching across requests yet). A connection thread parses the request,
+ * queues a job and waits for its bytes; streaming responses hand the bytes
+ * on as the worker's encoder produces them. */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/server.h"
+#include "vocis.h"
+
+void vx_server_config_default(vx_server_config *c) {
+    memset(c, 0, sizeof *c);
+    c->host = "127.0.0.1";
+    c->port = 8080;
+    c->max_queue = 16;
+    c->max_chars = 4096;
+    c->max_body = 1 << 20;
+    c->max_upload = 16 << 20;
+    c->request_timeout = 300;
+    c->idle_timeout = 30;
+    c->max_connections = 64;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ---- types ---- */
+
+typedef struct server server;
+typedef struct job job;
+
+typedef struct srv_model {
+    char name[128];
+    char kind[16];
+    vocis_model *m;
+    server *srv;
+    pthread_t thr;
+    int thr_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    job *head, *tail;
+    int queued;  /* waiting + running */
+    int running;
+    double busy_s, n_done; /* for Retry-After estimates */
+} srv_model;
+
+enum { JOB_SPEAK, JOB_CLONE };
+
+struct job {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int refs;
+    int kind;
+    srv_model *sm;
+    server *srv;
+    job *next;
+    vx_speech_req req;
+    char voice_path[1200]; /* "" = built-in */
+    /* clone */
+    char upload_path[1200], voice_out[1200];
+    float clone_exaggeration;
+    char warning[300];
+    atomic_int cancel;
+    int timed_out;
+    double t_enq, t_start, t_end, deadline;
+    /* output (guarded by mu) */
+    uint8_t *out;
+    size_t out_len, out_cap;
+    size_t total_out;
+    int done;
+    vocis_status st;
+    char errmsg[400];
+    size_t samples;
+    int sample_rate;
+    /* worker-only */
+    vx_enc *enc;
+    uint8_t *pend;
+    size_t pend_len, pend_cap;
+};
+
+#define N_STATUS 12
+static const int status_codes[N_STATUS] = {200, 201, 400, 401, 404, 405, 413, 429, 500, 503, 0, 0};
+#define N_RTF_BUCKETS 8
+static const double rtf_buckets[N_RTF_BUCKETS] = {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10};
+
+struct server {
+    const vx_server_config *cfg;
+    srv_model models[VX_SRV_MAX_MODELS];
+    int n_models;
+    struct MHD_Daemon *d;
+    atomic_int stopping, hard_stop, quit_workers;
+    atomic_ullong next_id;
+    char voices_dir[1024];
+    pthread_mutex_t mmu; /* metrics */
+    unsigned long long req_count[VX_R_COUNT][N_STATUS];
+    double audio_seconds, chars_total;
+    unsigned long long rtf_hist[N_RTF_BUCKETS + 1];
+    double rtf_sum;
+    unsigned long long rtf_n;
+    atomic_int inflight_conns;
+};
+
+typedef struct rq {
+    unsigned long long id;
+    double t0;
+    vx_route route;
+    const char *arg;
+    char method[8];
+    char path[200];
+    int status;
+    uint8_t *body;
+    size_t len, cap, limit;
+    int too_big;
+    int responded;
+    job *job;
+    struct MHD_Connection *conn;
+    char model[128];
+} rq;
+
+/* ---- jobs ---- */
+
+static job *job_new(server *s, srv_model *sm, int kind) {
+    job *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+    j->refs = 1;
+    j->kind = kind;
+    j->sm = sm;
+    j->srv = s;
+    j->t_enq = now_s();
+    j->deadline = j->t_enq + s->cfg->request_timeout;
+    return j;
+}
+
+static void job_unref(job *j) {
+    if (!j) return;
+    pthread_mutex_lock(&j->mu);
+    int r = --j->refs;
+    pthread_mutex_unlock(&j->mu);
+    if (r) return;
+    vx_speech_req_free(&j->req);
+    free(j->out);
+    free(j->pend);
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+    free(j);
+}
+
+static int job_append(job *j, const uint8_t *p, size_t n) {
+    pthread_mutex_lock(&j->mu);
+    if (j->out_len + n > j->out_cap) {
+        size_t c = j->out_cap ? j->out_cap : 65536;
+        while (c < j->out_len + n) c *= 2;
+        uint8_t *b = realloc(j->out, c);
+        if (!b) {
+            pthread_mutex_unlock(&j->mu);
+            return -1;
+        }
+        j->out = b, j->out_cap = c;
+    }
+    memcpy(j->out + j->out_len, p, n);
+    j->out_len += n;
+    j->total_out += n;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    return 0;
+}
+
+static int job_stop_wanted(job *j) {
+    if (atomic_load(&j->cancel) || atomic_load(&j->srv->hard_stop)) return 1;
+    if (now_s() > j->deadline) {
+        j->timed_out = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- worker ---- */
+
+static int sink_pend(void *u, const uint8_t *p, size_t n) {
+    job *j = u;
+    if (j->pend_len + n > j->pend_cap) {
+        size_t c = j->pend_cap ? j->pend_cap : 65536;
+        while (c < j->pend_len + n) c *= 2;
+        uint8_t *b = realloc(j->pend, c);
+        if (!b) return -1;
+        j->pend = b, j->pend_cap = c;
+    }
+    memcpy(j->pend + j->pend_len, p, n);
+    j->pend_len += n;
+    return 0;
+}
+
+static int sink_out(void *u, const uint8_t *p, size_t n) { return job_append(u, p, n); }
+
+/* SSE: pending encoded bytes -> one speech.audio.delta event */
+static int sse_flush(job *j) {
+    if (!j->pend_len) return 0;
+    char *b64 = vx_srv_base64(j->pend, j->pend_len);
+    if (!b64) return -1;
+    size_t n = strlen(b64);
+    char *ev = malloc(n + 80);
+    int rc = -1;
+    if (ev) {
+        int k = snprintf(ev, n + 80, "data: {\"type\":\"speech.audio.delta\",\"audio\":\"%s\"}\n\n", b64);
+        rc = job_append(j, (const uint8_t *)ev, (size_t)k);
+        free(ev);
+    }
+    free(b64);
+    j->pend_len = 0;
+    return rc;
+}
+
+static int on_progress(void *u, const vocis_progress *p) { return job_stop_wanted(u); }
+
+static int on_audio(void *u, const float *x, size_t n, int sr) {
+    job *j = u;
+    if (job_stop_wanted(j)) return 1;
+    if (!j->enc) {
+        char err[200];
+        j->sample_rate = sr;
+        j->enc = vx_enc_open(j->req.format, sr, 1, j->req.stream == 2 ? sink_pend : sink_out, j, err, sizeof err);
+        if (!j->enc) {
+            snprintf(j->errmsg, sizeof j->errmsg, "%s", err);
+            return 1;
+        }
+    }
+    if (vx_enc_write(j->enc, x, n)) return 1;
+    if (j->req.stream == 2 && sse_flush(j)) return 1;
+    pthread_mutex_lock(&j->mu);
+    j->samples += n;
+    pthread_mutex_unlock(&j->mu);
+    return 0;
+}
+
+static void run_speak(job *j) {
+    vocis_model *m = j->sm->m;
+    vocis_voice *voice = NULL;
+    vocis_audio a = {0};
+    vocis_status st = VOCIS_OK;
+    const vx_speech_req *r = &j->req;
+    if (j->voice_path[0] || strcmp(j->sm->kind, "vibevoice")) {
+        st = vocis_voice_load(m, j->voice_path[0] ? j->voice_path : NULL, &voice);
+        if (st) snprintf(j->errmsg, sizeof j->errmsg, "voice: %s", vocis_errmsg(m));
+    }
+    if (!st) {
+        vocis_speak_options o;
+        vocis_speak_options_default(&o);
+        o.t3.seed = r->seed;
+        if (!isnan(r->temperature)) o.t3.temperature = r->temperature;
+        if (!isnan(r->exaggeration)) o.t3.exaggeration = r->exaggeration;
+        if (!isnan(r->cfg_weight)) o.t3.cfg_weight = r->cfg_weight;
+        if (!isnan(r->min_p)) o.t3.min_p = r->min_p;
+        if (!isnan(r->top_p)) o.t3.top_p = r->top_p;
+        if (!isnan(r->repetition_penalty)) o.t3.repetition_penalty = r->repetition_penalty;
+        if (r->max_new_tokens > 0) o.t3.max_new_tokens = r->max_new_tokens;
+        if (!isnan(r->cfg_scale)) o.vv.cfg_scale = r->cfg_scale;
+        if (r->diffusion_steps > 0) o.vv.diffusion_steps = r->diffusion_steps;
+        if (r->cfm_steps > 0) o.cfm_steps = r->cfm_steps;
+        o.on_progress = on_progress;
+        if (r->stream) o.on_audio = on_audio;
+        o.user = j;
+        st = vocis_speak(m, voice, r->input, &o, &a);
+        if (st && !j->errmsg[0]) snprintf(j->errmsg, sizeof j->errmsg, "%s", vocis_errmsg(m));
+    }
+    if (!st && !r->stream) { /* the whole file at once */
+        char err[200];
+        j->sample_rate = a.sample_rate;
+        vx_enc *e = vx_enc_open(r->format, a.sample_rate, 0, sink_out, j, err, sizeof err);
+        if (!e || vx_enc_write(e, a.samples, a.n) || vx_enc_close(e)) {
+            st = VOCIS_E_INTERNAL;
+            snprintf(j->errmsg, sizeof j->errmsg, "encoding %s failed%s%s", vx_srv_fmt_name(r->format), e ? "" : ": ",
+                     e ? "" : err);
+        }
+        pthread_mutex_lock(&j->mu);
+        j->samples = a.n;
+        pthread_mutex_unlock(&j->mu);
+    }
+    if (r->stream) {
+        if (!st && !j->enc) { /* no audio at all: still a valid (empty) stream */
+            char err[200];
+            j->enc = vx_enc_open(r->format, 24000, 1, r->stream == 2 ? sink_pend : sink_out, j, err, sizeof err);
+        }
+        if (j->enc && vx_enc_close(j->enc) && !st) st = VOCIS_E_INTERNAL;
+        j->enc = NULL;
+        if (r->stream == 2) {
+            char ev[700];
+            if (!st) {
+                sse_flush(j);
+                double secs = j->sample_rate ? (double)j->samples / j->sample_rate : 0;
+                int k = snprintf(ev, sizeof ev,
+                                 "data: {\"type\":\"speech.audio.done\",\"usage\":{\"input_tokens\":%zu,"
+                                 "\"output_tokens\":0,\"total_tokens\":%zu},\"audio_seconds\":%.3f}\n\n",
+                                 r->input_chars, r->input_chars, secs);
+                job_append(j, (const uint8_t *)ev, (size_t)k);
+            } else if (st != VOCIS_E_CANCELLED || j->timed_out) {
+                vx_srv_error e;
+                vx_srv_seterr(&e, 500, j->timed_out ? "timeout" : "synthesis_failed", NULL, "%s",
+                              j->timed_out ? "the request exceeded the per-request time limit" : j->errmsg);
+                char *js = vx_srv_error_json(&e);
+                if (js) {
+                    int k = snprintf(ev, sizeof ev, "data: {\"type\":\"error\",%s\n\n", js + 1);
+                    job_append(j, (const uint8_t *)ev, (size_t)k);
+                    free(js);
+                }
+            }
+        }
+    }
+    vocis_audio_free(&a);
+    vocis_voice_free(voice);
+    j->st = st;
+}
+
+static void run_clone(job *j) {
+    vocis_model *m = j->sm->m;
+    vocis_clone_options co;
+    vocis_clone_options_default(&co);
+    if (!isnan(j->clone_exaggeration)) co.exaggeration = j->clone_exaggeration;
+    vocis_voice *v = NULL;
+    vocis_status st = vocis_voice_clone(m, j->upload_path, &co, &v);
+    if (!st) st = vocis_voice_save(m, v, j->voice_out);
+    if (st) snprintf(j->errmsg, sizeof j->errmsg, "%s", vocis_errmsg(m));
+    else snprintf(j->warning, sizeof j->warning, "%s", vocis_voice_warning(v));
+    vocis_voice_free(v);
+    j->st = st;
+}
+
+static void *worker_main(void *arg) {
+    srv_model *sm = arg;
+    for (;;) {
+        pthread_mutex_lock(&sm->mu);
+        while (!sm->head && !atomic_load(&sm->srv->quit_workers)) pthread_cond_wait(&sm->cv, &sm->mu);
+        job *j = sm->head;
+        if (!j) {
+            pthread_mutex_unlock(&sm->mu);
+            return NULL;
+        }
+        sm->head = j->next;
+        if (!sm->head) sm->tail = NULL;
+        sm->running++;
+        pthread_mutex_unlock(&sm->mu);
+
+        j->t_start = now_s();
+        if (atomic_load(&j->cancel) || atomic_load(&sm->srv->stopping) || job_stop_wanted(j)) {
+            j->st = VOCIS_E_CANCELLED;
+            snprintf(j->errmsg, sizeof j->errmsg, "%s",
+                     j->timed_out ? "the request timed out in the queue" : "the server is shutting down");
+        } else if (j->kind == JOB_SPEAK) {
+            run_speak(j);
+        } else {
+            run_clone(j);
+        }
+        j->t_end = now_s();
+        pthread_mutex_lock(&sm->mu);
+        sm->running--;
+        sm->queued--;
+        sm->busy_s += j->t_end - j->t_start;
+        sm->n_done += 1;
+        pthread_mutex_unlock(&sm->mu);
+        pthread_mutex_lock(&j->mu);
+        j->done = 1;
+        pthread_cond_broadcast(&j->cv);
+        pthread_mutex_unlock(&j->mu);
+        job_unref(j);
+    }
+}
+
+/* 0 queued; else the Retry-After seconds (queue full) or -1 (stopping) */
+static int enqueue(srv_model *sm, job *j) {
+    server *s = sm->srv;
+    pthread_mutex_lock(&sm->mu);
+    if (atomic_load(&s->stopping)) {
+        pthread_mutex_unlock(&sm->mu);
+        return -1;
+    }
+    if (sm->queued >= s->cfg->max_queue) {
+        double avg = sm->n_done > 0 ? sm->busy_s / sm->n_done : 1.0;
+        int ra = (int)ceil(avg * sm->queued);
+        pthread_mutex_unlock(&sm->mu);
+        return ra < 1 ? 1 : ra > 3600 ? 3600 : ra;
+    }
+    j->refs++; /* the worker's */
+    if (sm->tail) sm->tail->next = j;
+    else sm->head = j;
+    sm->tail = j;
+    sm->queued++;
+    pthread_cond_signal(&sm->cv);
+    pthread_mutex_unlock(&sm->mu);
+    return 0;
+}
+
+/* ---- connections ---- */
+
+static int client_gone(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) return 0;
+    struct pollfd p = {ci->connect_fd, POLLRDHUP, 0};
+    if (poll(&p, 1, 0) <= 0) return 0;
+    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+/* waits until the job is done (need_done) or has output; -1 when the client went away */
+static int wait_job(struct MHD_Connection *c, job *j, int need_done) {
+    pthread_mutex_lock(&j->mu);
+    while (!j->done && (need_done || j->out_len == 0)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&j->cv, &j->mu, &ts);
+        if (j->done) break;
+        pthread_mutex_unlock(&j->mu);
+        int gone = client_gone(c);
+        pthread_mutex_lock(&j->mu);
+        if (gone) {
+            atomic_store(&j->cancel, 1);
+            pthread_mutex_unlock(&j->mu);
+            return -1;
+        }
+    }
+    pthread_mutex_unlock(&j->mu);
+    return 0;
+}
+
+static void count_status(server *s, vx_route r, int status) {
+    int k = N_STATUS - 1;
+    for (int i = 0; i < N_STATUS - 2; i++)
+        if (status_codes[i] == status) k = i;
+    pthread_mutex_lock(&s->mmu);
+    s->req_count[r][k]++;
+    pthread_mutex_unlock(&s->mmu);
+}
+
+static enum MHD_Result queue(struct MHD_Connection *c, rq *q, int status, struct MHD_Response *resp) {
+    if (!resp) return MHD_NO;
+    char id[32];
+    snprintf(id, sizeof id, "%llu", q->id);
+    MHD_add_response_header(resp, "X-Request-Id", id);
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    q->status = status;
+    q->responded = 1;
+    enum MHD_Result r = MHD_queue_response(c, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    return r;
+}
+
+static enum MHD_Result send_buf(struct MHD_Connection *c, rq *q, int status, const char *ctype, void *buf, size_t n,
+                                int take) {
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(n, buf, take ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
+    if (!resp) {
+        if (take) free(buf);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", ctype);
+    return queue(c, q, status, resp);
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *c, rq *q, int status, char *json /* taken */) {
+    if (!json) return MHD_NO;
+    return send_buf(c, q, status, "application/json", json, strlen(json), 1);
+}
+
+static enum MHD_Result send_error_hdr(struct MHD_Connection *c, rq *q, const vx_srv_error *e, const char *hname,
+                                      const char *hval) {
+    char *js = vx_srv_error_json(e);
+    if (!js) return MHD_NO;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(js), js, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(js);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    if (hname) MHD_add_response_header(resp, hname, hval);
+    return queue(c, q, e->status, resp);
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, rq *q, const vx_srv_error *e) {
+    return send_error_hdr(c, q, e, NULL, NULL);
+}
+
+static enum MHD_Result fail(struct MHD_Connection *c, rq *q, int status, const char *code, const char *param,
+                            const char *msg) {
+    vx_srv_error e;
+    vx_srv_seterr(&e, status, code, param, "%s", msg);
+    return send_error(c, q, &e);
+}
+
+/* ---- models / voices ---- */
+
+static srv_model *find_model(server *s, const char *name) {
+    if (!name[0] || vx_srv_openai_model(name)) return &s->models[0];
+    for (int i = 0; i < s->n_models; i++)
+        if (!strcmp(s->models[i].name, name)) return &s->models[i];
+    return NULL;
+}
+
+static int file_exists(const char *p) {
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* saved voice files of a name: .voice (Chatterbox conditioning) and .ref (the recording) */
+static void voice_paths(server *s, const char *name, char *voice, char *ref, size_t cap) {
+    snprintf(voice, cap, "%s/%s.voice", s->voices_dir, name);
+    snprintf(ref, cap, "%s/%s.ref", s->voices_dir, name);
+}
+
+static char *models_json(server *s, const char *only) {
+    cJSON *root = cJSON_CreateObject(), *data = cJSON_CreateArray();
+    cJSON_AddStringToObject(root, "object", "list");
+    cJSON_AddItemToObject(root, "data", data);
+    cJSON *found = NULL;
+    static const char *const aliases[] = {"tts-1", "tts-1-hd", "gpt-4o-mini-tts"};
+    for (int i = 0; i < s->n_models + 3; i++) {
+        const char *id = i < s->n_models ? s->models[i].name : aliases[i - s->n_models];
+        if (only && strcmp(only, id)) continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "id", id);
+        cJSON_AddStringToObject(o, "object", "model");
+        cJSON_AddNumberToObject(o, "created", 0);
+        cJSON_AddStringToObject(o, "owned_by", "vocis");
+        cJSON_AddStringToObject(o, "kind", i < s->n_models ? s->models[i].kind : s->models[0].kind);
+        if (i >= s->n_models) cJSON_AddStringToObject(o, "alias_of", s->models[0].name);
+        if (only) found = o;
+        else cJSON_AddItemToArray(data, o);
+    }
+    char *js = NULL;
+    if (only) js = found ? cJSON_PrintUnformatted(found) : NULL;
+    else js = cJSON_PrintUnformatted(root);
+    cJSON_Delete(found);
+    cJSON_Delete(root);
+    return js;
+}
+
+static int has_kind(server *s, const char *kind) {
+    for (int i = 0; i < s->n_models; i++)
+        if (!strcmp(s->models[i].kind, kind)) return 1;
+    return 0;
+}
+
+static cJSON *voice_obj(const char *name, const char *type) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", name);
+    cJSON_AddStringToObject(o, "object", "voice");
+    cJSON_AddStringToObject(o, "type", type);
+    return o;
+}
+
+static char *voices_json(server *s) {
+    cJSON *root = cJSON_CreateObject(), *data = cJSON_CreateArray();
+    cJSON_AddStringToObject(root, "object", "list");
+    cJSON_AddItemToObject(root, "data", data);
+    char saved[256][VX_SRV_NAME_MAX + 8];
+    int ns = 0;
+    if (s->voices_dir[0]) {
+        DIR *d = opendir(s->voices_dir);
+        struct dirent *de;
+        while (d && (de = readdir(d)) && ns < 256) {
+            size_t n = strlen(de->d_name);
+            const char *ext = n > 6 && !strcmp(de->d_name + n - 6, ".voice") ? ".voice"
+                              : n > 4 && !strcmp(de->d_name + n - 4, ".ref") ? ".ref"
+                                                                             : NULL;
+            if (!ext) continue;
+            char nm[VX_SRV_NAME_MAX + 80];
+            size_t k = n - strlen(ext);
+            if (k > VX_SRV_NAME_MAX) continue;
+            memcpy(nm, de->d_name, k);
+            nm[k] = 0;
+            if (!vx_srv_valid_name(nm)) continue;
+            int dup = 0;
+            for (int i = 0; i < ns; i++) dup |= !strcmp(saved[i], nm);
+            if (!dup) memcpy(saved[ns++], nm, k + 1);
+        }
+        if (d) closedir(d);
+    }
+    for (int i = 0; i < ns; i++) cJSON_AddItemToArray(data, voice_obj(saved[i], "saved"));
+    if (has_kind(s, "chatterbox")) {
+        static const char *const builtin[] = {"default", "alloy", "ash",  "ballad",  "coral", "echo",  "fable",
+                                              "onyx",    "nova",  "sage", "shimmer", "verse", "marin", "cedar"};
+        for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++) {
+            int dup = 0;
+            for (int k = 0; k < ns; k++) dup |= !strcmp(saved[k], builtin[i]);
+            if (!dup) cJSON_AddItemToArray(data, voice_obj(builtin[i], "builtin"));
+        }
+    }
+    char *js = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return js;
+}
+
+/* ---- handlers ---- */
+
+static int http_status_of(const job *j) {
+    if (j->st == VOCIS_E_CANCELLED) return 503;
+    if (j->st == VOCIS_E_ARG || j->st == VOCIS_E_INVALID || j->st == VOCIS_E_FORMAT) return 400;
+    return 500;
+}
+
+static enum MHD_Result job_error(struct MHD_Connection *c, rq *q, job *j) {
+    vx_srv_error e;
+    int status = http_status_of(j);
+    const char *code = j->timed_out ? "timeout" : status == 503 ? "unavailable" : status == 400 ? "invalid_request" : "synthesis_failed";
+    vx_srv_seterr(&e, status, code, NULL, "%s",
+                  j->timed_out ? "the request exceeded the per-request time limit" : j->errmsg[0] ? j->errmsg : "failed");
+    return send_error(c, q, &e);
+}
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+    rq *q = cls;
+    job *j = q->job;
+    pthread_mutex_lock(&j->mu);
+    for (int guard = 0;; guard++) {
+        if (j->out_len > 0) {
+            size_t n = j->out_len < max ? j->out_len : max;
+            memcpy(buf, j->out, n);
+            memmove(j->out, j->out + n, j->out_len - n);
+            j->out_len -= n;
+            pthread_mutex_unlock(&j->mu);
+            return (ssize_t)n;
+        }
+        if (j->done) {
+            int ok = j->st == VOCIS_OK;
+            pthread_mutex_unlock(&j->mu);
+            return ok ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&j->cv, &j->mu, &ts);
+        if (j->out_len || j->done) continue;
+        pthread_mutex_unlock(&j->mu);
+        if (client_gone(q->conn)) {
+            atomic_store(&j->cancel, 1);
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        pthread_mutex_lock(&j->mu);
+        (void)guard;
+    }
+}
+
+static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q) {
+    vx_speech_req r;
+    vx_srv_error e;
+    if (vx_srv_parse_speech((const char *)q->body, q->len, s->cfg->max_chars, &r, &e)) return send_error(c, q, &e);
+    srv_model *sm = find_model(s, r.model);
+    snprintf(q->model, sizeof q->model, "%s", sm ? sm->name : r.model);
+    if (!sm) {
+        vx_srv_seterr(&e, 404, "model_not_found", "model", "the model '%s' does not exist (GET /v1/models lists them)",
+                      r.model);
+        vx_speech_req_free(&r);
+        return send_error(c, q, &e);
+    }
+    char vpath[1200] = "", rpath[1200] = "";
+    const char *vn = r.voice[0] ? r.voice : "default";
+    if (!vx_srv_valid_name(vn)) {
+        vx_speech_req_free(&r);
+        return fail(c, q, 400, "invalid_voice", "voice",
+                    "invalid voice name (letters, digits, '.', '_', '-'; at most 64; no '..')");
+    }
+    int vv = !strcmp(sm->kind, "vibevoice");
+    char chosen[1200] = "";
+    if (s->voices_dir[0]) {
+        voice_paths(s, vn, vpath, rpath, sizeof vpath);
+        if (!vv && file_exists(vpath)) snprintf(chosen, sizeof chosen, "%s", vpath);
+        else if (file_exists(rpath)) snprintf(chosen, sizeof chosen, "%s", rpath);
+    }
+    if (!chosen[0]) {
+        int builtin = !strcmp(vn, "default") || vx_srv_openai_voice(vn);
+        if (!builtin) {
+            vx_srv_seterr(&e, 404, "voice_not_found", "voice", "the voice '%s' does not exist (GET /v1/voices lists them)", vn);
+            vx_speech_req_free(&r);
+            return send_error(c, q, &e);
+        }
+        if (vv) {
+            vx_speech_req_free(&r);
+            return fail(c, q, 400, "voice_required", "voice",
+                        "VibeVoice has no built-in voice: upload one (POST /v1/voices) and name it in 'voice'");
+        }
+    }
+    job *j = job_new(s, sm, JOB_SPEAK);
+    if (!j) {
+        vx_speech_req_free(&r);
+        return fail(c, q, 500, "out_of_memory", NULL, "out of memory");
+    }
+    j->req = r;
+    snprintf(j->voice_path, sizeof j->voice_path, "%s", chosen);
+    int qr = enqueue(sm, j);
+    if (qr) {
+        job_unref(j);
+        if (qr < 0) return fail(c, q, 503, "shutting_down", NULL, "the server is shutting down");
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", qr);
+        vx_srv_seterr(&e, 429, "queue_full", NULL, "the queue of model '%s' is full (%d requests); retry after %d s",
+                      sm->name, s->cfg->max_queue, qr);
+        return send_error_hdr(c, q, &e, "Retry-After", ra);
+    }
+    q->job = j;
+    if (wait_job(c, j, !j->req.stream)) return MHD_NO; /* client gone: the job is cancelled */
+    pthread_mutex_lock(&j->mu);
+    int failed_early = j->done && j->st != VOCIS_OK && j->total_out == 0;
+    pthread_mutex_unlock(&j->mu);
+    if (failed_early || (j->done && j->st != VOCIS_OK && !j->req.stream)) return job_error(c, q, j);
+    if (!j->req.stream) {
+        pthread_mutex_lock(&j->mu);
+        uint8_t *b = j->out;
+        size_t n = j->out_len;
+        j->out = NULL, j->out_len = j->out_cap = 0;
+        pthread_mutex_unlock(&j->mu);
+        return send_buf(c, q, 200, vx_srv_fmt_mime(j->req.format), b ? b : (uint8_t *)"", n, b != NULL);
+    }
+    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, stream_reader, q, NULL);
+    if (!resp) return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type",
+                            j->req.stream == 2 ? "text/event-stream" : vx_srv_fmt_mime(j->req.format));
+    if (j->req.stream == 2) MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+    return queue(c, q, 200, resp);
+}
+
+static enum MHD_Result handle_voice_upload(struct MHD_Connection *c, server *s, rq *q) {
+    if (!s->voices_dir[0])
+        return fail(c, q, 400, "voices_disabled", NULL, "this server was started without --voices DIR: it cannot save voices");
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    char name[128] = "", model[128] = "", exs[32] = "";
+    const uint8_t *audio = NULL;
+    size_t alen = 0;
+    const char *v;
+    if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name"))) snprintf(name, sizeof name, "%s", v);
+    if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "model"))) snprintf(model, sizeof model, "%s", v);
+    if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "exaggeration"))) snprintf(exs, sizeof exs, "%s", v);
+    if (ct && !strncasecmp(ct, "multipart/form-data", 19)) {
+        vx_form_part parts[8];
+        int np = vx_srv_parse_multipart(ct, q->body, q->len, parts, 8);
+        if (np < 0) return fail(c, q, 400, "invalid_multipart", NULL, "malformed multipart/form-data body");
+        for (int i = 0; i < np; i++) {
+            char *dst = !strcmp(parts[i].name, "name") ? name : !strcmp(parts[i].name, "model") ? model
+                        : !strcmp(parts[i].name, "exaggeration") ? exs : NULL;
+            size_t cap = dst == exs ? sizeof exs : sizeof name;
+            if (dst) {
+                size_t n = parts[i].len < cap - 1 ? parts[i].len : cap - 1;
+                memcpy(dst, parts[i].data, n);
+                dst[n] = 0;
+            } else if (!strcmp(parts[i].name, "file") || !strcmp(parts[i].name, "audio")) {
+                audio = parts[i].data, alen = parts[i].len;
+            }
+        }
+    } else {
+        audio = q->body, alen = q->len;
+    }
+    if (!name[0]) return fail(c, q, 400, "missing_required_parameter", "name", "'name' is required (form field or ?name=)");
+    if (!vx_srv_valid_name(name))
+        return fail(c, q, 400, "invalid_voice", "name", "invalid voice name (letters, digits, '.', '_', '-'; at most 64; no '..')");
+    if (!audio || alen == 0) return fail(c, q, 400, "missing_required_parameter", "file", "no audio was uploaded");
+    float ex = NAN;
+    if (exs[0]) {
+        char *end;
+        ex = strtof(exs, &end);
+        if (*end || !isfinite(ex) || ex < 0 || ex > 2)
+            return fail(c, q, 400, "invalid_value", "exaggeration", "'exaggeration' must be a number in [0, 2]");
+    }
+    srv_model *sm = NULL;
+    if (model[0]) {
+        sm = find_model(s, model);
+        if (!sm) return fail(c, q, 404, "model_not_found", "model", "no such model");
+    } else {
+        for (int i = 0; i < s->n_models && !sm; i++)
+            if (!strcmp(s->models[i].kind, "chatterbox")) sm = &s->models[i];
+    }
+    char tmp[1200], vpath[1200], rpath[1200];
+    voice_paths(s, name, vpath, rpath, sizeof vpath);
+    snprintf(tmp, sizeof tmp, "%s/.upload-%llu.tmp", s->voices_dir, q->id);
+    FILE *f = fopen(tmp, "wb");
+    if (!f || fwrite(audio, 1, alen, f) != alen) {
+        if (f) fclose(f);
+        unlink(tmp);
+        return fail(c, q, 500, "io_error", NULL, "cannot write the upload into the voices folder");
+    }
+    if (fclose(f)) {
+        unlink(tmp);
+        return fail(c, q, 500, "io_error", NULL, "cannot write the upload into the voices folder");
+    }
+    char warning[300] = "";
+    if (sm && !strcmp(sm->kind, "chatterbox")) {
+        job *j = job_new(s, sm, JOB_CLONE);
+        if (!j) {
+            unlink(tmp);
+            return fail(c, q, 500, "out_of_memory", NULL, "out of memory");
+        }
+        snprintf(j->upload_path, sizeof j->upload_path, "%s", tmp);
+        snprintf(j->voice_out, sizeof j->voice_out, "%s", vpath);
+        j->clone_exaggeration = ex;
+        int qr = enqueue(sm, j);
+        if (qr) {
+            job_unref(j);
+            unlink(tmp);
+            if (qr < 0) return fail(c, q, 503, "shutting_down", NULL, "the server is shutting down");
+            char ra[16];
+            snprintf(ra, sizeof ra, "%d", qr);
+            vx_srv_error e;
+            vx_srv_seterr(&e, 429, "queue_full", NULL, "the queue is full; retry after %d s", qr);
+            return send_error_hdr(c, q, &e, "Retry-After", ra);
+        }
+        q->job = j;
+        if (wait_job(c, j, 1)) {
+            unlink(tmp); /* the worker may still read it: it then fails, harmlessly */
+            return MHD_NO;
+        }
+        if (j->st) {
+            unlink(tmp);
+            return job_error(c, q, j);
+        }
+        snprintf(warning, sizeof warning, "%s", j->warning);
+    } else {
+        unlink(vpath); /* a stale Chatterbox voice of that name no longer matches the recording */
+    }
+    if (rename(tmp, rpath)) {
+        unlink(tmp);
+        return fail(c, q, 500, "io_error", NULL, "cannot save the recording");
+    }
+    cJSON *o = voice_obj(name, "saved");
+    cJSON_AddStringToObject(o, "model", sm ? sm->name : "");
+    cJSON_AddStringToObject(o, "warning", warning);
+    char *js = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return send_json(c, q, 201, js);
+}
+
+static enum MHD_Result handle_voice(struct MHD_Connection *c, server *s, rq *q) {
+    if (!vx_srv_valid_name(q->arg))
+        return fail(c, q, 400, "invalid_voice", "name", "invalid voice name (letters, digits, '.', '_', '-'; at most 64; no '..')");
+    char vpath[1200], rpath[1200];
+    if (!s->voices_dir[0]) return fail(c, q, 404, "voice_not_found", NULL, "no saved voices (no --voices DIR)");
+    voice_paths(s, q->arg, vpath, rpath, sizeof vpath);
+    int has = file_exists(vpath) || file_exists(rpath);
+    if (!has) return fail(c, q, 404, "voice_not_found", NULL, "no saved voice of that name");
+    if (!strcmp(q->method, "DELETE")) {
+        unlink(vpath);
+        unlink(rpath);
+    }
+    cJSON *o = voice_obj(q->arg, "saved");
+    if (!strcmp(q->method, "DELETE")) cJSON_AddTrueToObject(o, "deleted");
+    char *js = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return send_json(c, q, 200, js);
+}
+
+static int ready(server *s) {
+    if (atomic_load(&s->stopping)) return 0;
+    for (int i = 0; i < s->n_models; i++) {
+        srv_model *sm = &s->models[i];
+        pthread_mutex_lock(&sm->mu);
+        int full = sm->queued >= s->cfg->max_queue;
+        pthread_mutex_unlock(&sm->mu);
+        if (full) return 0;
+    }
+    return 1;
+}
+
+static char *metrics_text(server *s) {
+    size_t cap = 16384, n = 0;
+    char *b = malloc(cap);
+    if (!b) return NULL;
+#define P(...)                                                                                                   \
+    do {                                                                                                         \
+        int k_ = snprintf(b + n, cap - n, __VA_ARGS__);                                                          \
+        if (k_ > 0 && (size_t)k_ < cap - n) n += (size_t)k_;                                                     \
+    } while (0)
+    pthread_mutex_lock(&s->mmu);
+    P("# HELP vocis_requests_total HTTP requests by route and status.\n# TYPE vocis_requests_total counter\n");
+    for (int r = 0; r < VX_R_COUNT; r++)
+        for (int k = 0; k < N_STATUS; k++)
+            if (s->req_count[r][k]) {
+                char st[8];
+                if (k < N_STATUS - 2) snprintf(st, sizeof st, "%d", status_codes[k]);
+                else snprintf(st, sizeof st, "other");
+                P("vocis_requests_total{route=\"%s\",status=\"%s\"} %llu\n", vx_srv_route_name(r), st,
+                  s->req_count[r][k]);
+            }
+    P("# HELP vocis_audio_seconds_total Seconds of audio produced.\n# TYPE vocis_audio_seconds_total counter\n");
+    P("vocis_audio_seconds_total %.3f\n", s->audio_seconds);
+    P("# HELP vocis_input_characters_total Characters of input text synthesised.\n"
+      "# TYPE vocis_input_characters_total counter\nvocis_input_characters_total %.0f\n", s->chars_total);
+    P("# HELP vocis_rtf Real-time factor of finished speech requests (compute seconds / audio seconds).\n"
+      "# TYPE vocis_rtf histogram\n");
+    unsigned long long cum = 0;
+    for (int i = 0; i < N_RTF_BUCKETS; i++) {
+        cum += s->rtf_hist[i];
+        P("vocis_rtf_bucket{le=\"%g\"} %llu\n", rtf_buckets[i], cum);
+    }
+    cum += s->rtf_hist[N_RTF_BUCKETS];
+    P("vocis_rtf_bucket{le=\"+Inf\"} %llu\nvocis_rtf_sum %.6f\nvocis_rtf_count %llu\n", cum, s->rtf_sum, s->rtf_n);
+    pthread_mutex_unlock(&s->mmu);
+    P("# HELP vocis_queue_depth Requests waiting per model.\n# TYPE vocis_queue_depth gauge\n");
+    int inflight = 0;
+    for (int i = 0; i < s->n_models; i++) {
+        srv_model *sm = &s->models[i];
+        pthread_mutex_lock(&sm->mu);
+        int waiting = sm->queued - sm->running, run = sm->running;
+        pthread_mutex_unlock(&sm->mu);
+        inflight += run;
+        P("vocis_queue_depth{model=\"%s\"} %d\n", sm->name, waiting);
+    }
+    P("# HELP vocis_in_flight Requests being synthesised.\n# TYPE vocis_in_flight gauge\nvocis_in_flight %d\n", inflight);
+    P("# HELP vocis_connections Open HTTP requests.\n# TYPE vocis_connections gauge\nvocis_connections %d\n",
+      atomic_load(&s->inflight_conns));
+    P("# HELP vocis_ready 1 when /ready answers 200.\n# TYPE vocis_ready gauge\nvocis_ready %d\n", ready(s));
+#undef P
+    return b;
+}
+
+static int auth_ok(struct MHD_Connection *c, server *s) {
+    if (!s->cfg->api_key || !s->cfg->api_key[0]) return 1;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (!h || strncasecmp(h, "Bearer ", 7)) return 0;
+    h += 7;
+    while (*h == ' ') h++;
+    const char *k = s->cfg->api_key;
+    size_t a = strlen(h), b = strlen(k);
+    unsigned diff = a != b;
+    for (size_t i = 0; i < a && i < b; i++) diff |= (unsigned)(h[i] ^ k[i]);
+    return diff == 0;
+}
+
+static enum MHD_Result dispatch(struct MHD_Connection *c, server *s, rq *q) {
+    const int get = !strcmp(q->method, "GET") || !strcmp(q->method, "HEAD");
+    switch (q->route) {
+    case VX_R_PAGE: return send_buf(c, q, 200, "text/html; charset=utf-8", (void *)vx_srv_webpage, strlen(vx_srv_webpage), 0);
+    case VX_R_HEALTH: return send_json(c, q, 200, strdup("{\"status\":\"ok\"}"));
+    case VX_R_READY:
+        return ready(s) ? send_json(c, q, 200, strdup("{\"status\":\"ready\"}"))
+                        : fail(c, q, 503, atomic_load(&s->stopping) ? "shutting_down" : "queue_full", NULL,
+                               atomic_load(&s->stopping) ? "the server is shutting down" : "the queue is full");
+    case VX_R_METRICS: {
+        char *m = metrics_text(s);
+        return m ? send_buf(c, q, 200, "text/plain; version=0.0.4", m, strlen(m), 1) : MHD_NO;
+    }
+    case VX_R_MODELS: return send_json(c, q, 200, models_json(s, NULL));
+    case VX_R_MODEL: {
+        char *js = models_json(s, q->arg);
+        return js ? send_json(c, q, 200, js) : fail(c, q, 404, "model_not_found", "model", "no such model");
+    }
+    case VX_R_SPEECH:
+        if (atomic_load(&s->stopping)) return fail(c, q, 503, "shutting_down", NULL, "the server is shutting down");
+        return handle_speech(c, s, q);
+    case VX_R_VOICES:
+        if (get) return send_json(c, q, 200, voices_json(s));
+        if (atomic_load(&s->stopping)) return fail(c, q, 503, "shutting_down", NULL, "the server is shutting down");
+        return handle_voice_upload(c, s, q);
+    case VX_R_VOICE: return handle_voice(c, s, q);
+    default: return fail(c, q, 404, "not_found", NULL, "no such route");
+    }
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **con_cls) {
+    server *s = cls;
+    rq *q = *con_cls;
+    if (!q) {
+        if (!(q = calloc(1, sizeof *q))) return MHD_NO;
+        *con_cls = q;
+        q->conn = c;
+        atomic_fetch_add(&s->inflight_conns, 1);
+        q->id = atomic_fetch_add(&s->next_id, 1) + 1;
+        q->t0 = now_s();
+        snprintf(q->method, sizeof q->method, "%s", method);
+        snprintf(q->path, sizeof q->path, "%s", url);
+        q->route = vx_srv_route(url, &q->arg);
+        q->limit = q->route == VX_R_VOICES ? s->cfg->max_upload : s->cfg->max_body;
+        if (q->route == VX_R_NONE) return fail(c, q, 404, "not_found", NULL, "no such route");
+        if (!vx_srv_method_ok(q->route, method)) {
+            vx_srv_error e;
+            vx_srv_seterr(&e, 405, "method_not_allowed", NULL, "%s is not allowed on %s (allowed: %s)", method,
+                          vx_srv_route_name(q->route), vx_srv_route_methods(q->route));
+            return send_error_hdr(c, q, &e, "Allow", vx_srv_route_methods(q->route));
+        }
+        if (!strncmp(url, "/v1/", 4) && !auth_ok(c, s))
+            return fail(c, q, 401, "invalid_api_key", NULL, "missing or invalid API key (Authorization: Bearer KEY)");
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (cl && strtoull(cl, NULL, 10) > q->limit) {
+            vx_srv_error e;
+            vx_srv_seterr(&e, 413, "request_too_large", NULL, "the request body is larger than %zu bytes", q->limit);
+            return send_error_hdr(c, q, &e, "Connection", "close");
+        }
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (!q->responded) {
+            if (q->len + *upload_size > q->limit) {
+                q->too_big = 1;
+            } else if (!q->too_big) {
+                if (q->len + *upload_size + 1 > q->cap) {
+                    size_t cap = q->cap ? q->cap : 4096;
+                    while (cap < q->len + *upload_size + 1) cap *= 2;
+                    uint8_t *b = realloc(q->body, cap);
+                    if (!b) return MHD_NO;
+                    q->body = b, q->cap = cap;
+                }
+                memcpy(q->body + q->len, upload, *upload_size);
+                q->len += *upload_size;
+                q->body[q->len] = 0;
+            }
+        }
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (q->responded) return MHD_YES;
+    if (q->too_big) {
+        vx_srv_error e;
+        vx_srv_seterr(&e, 413, "request_too_large", NULL, "the request body is larger than %zu bytes", q->limit);
+        return send_error(c, q, &e);
+    }
+    /* the request is in: from here the per-request time limit applies, not the
+     * idle timeout (a stream may be silent while a long chunk is synthesised) */
+    if (q->route == VX_R_SPEECH || q->route == VX_R_VOICES) {
+        double t = s->cfg->request_timeout + 10;
+        MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)(t > 86400 ? 86400 : t));
+    }
+    return dispatch(c, s, q);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe) {
+    server *s = cls;
+    rq *q = *con_cls;
+    if (!q) return;
+    *con_cls = NULL;
+    double audio = 0, wait = 0, rtf = 0;
+    size_t chars = 0;
+    job *j = q->job;
+    if (j) {
+        if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK) atomic_store(&j->cancel, 1);
+        pthread_mutex_lock(&j->mu);
+        int done = j->done;
+        size_t samples = j->samples;
+        int sr = j->sample_rate;
+        pthread_mutex_unlock(&j->mu);
+        if (j->kind == JOB_SPEAK) chars = j->req.input_chars;
+        audio = sr > 0 ? (double)samples / sr : 0;
+        if (j->t_start > 0) wait = j->t_start - j->t_enq;
+        if (done && audio > 0) rtf = (j->t_end - j->t_start) / audio;
+        if (done && j->kind == JOB_SPEAK && j->st == VOCIS_OK) {
+            pthread_mutex_lock(&s->mmu);
+            s->audio_seconds += audio;
+            s->chars_total += (double)chars;
+            if (audio > 0) {
+                int b = 0;
+                while (b < N_RTF_BUCKETS && rtf > rtf_buckets[b]) b++;
+                s->rtf_hist[b]++;
+                s->rtf_sum += rtf;
+                s->rtf_n++;
+            }
+            pthread_mutex_unlock(&s->mmu);
+        }
+    }
+    int status = q->responded ? q->status : 499; /* 499: the client went away before a response */
+    count_status(s, q->route, status);
+    if (!s->cfg->quiet) {
+        const char *how = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? ""
+                          : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT ? " (client aborted)"
+                          : toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ? " (timed out)"
+                                                                          : " (terminated)";
+        fprintf(stderr, "vocis serve: req=%llu %s %s %d%s model=%s chars=%zu audio=%.2fs wait=%.3fs rtf=%.3f time=%.3fs\n",
+                q->id, q->method, q->path, status, how, q->model[0] ? q->model : "-", chars, audio, wait, rtf,
+                now_s() - q->t0);
+    }
+    job_unref(j);
+    free(q->body);
+    free(q);
+    atomic_fetch_sub(&s->inflight_conns, 1);
+}
+
+/* ---- run ---- */
+
+static void model_name(const char *spec, char *name, size_t cap, const char **dir) {
+    const char *eq = strchr(spec, '=');
+    if (eq && eq != spec && (size_t)(eq - spec) < cap) {
+        memcpy(name, spec, (size_t)(eq - spec));
+        name[eq - spec] = 0;
+        *dir = eq + 1;
+        return;
+    }
+    *dir = spec;
+    size_t n = strlen(spec);
+    while (n > 1 && spec[n - 1] == '/') n--;
+    const char *b = spec;
+    for (size_t i = 0; i < n; i++)
+        if (spec[i] == '/') b = spec + i + 1;
+    size_t k = (size_t)(spec + n - b);
+    if (k >= cap) k = cap - 1;
+    memcpy(name, b, k);
+    name[k] = 0;
+}
+
+static void shutdown_models(server *s) {
+    atomic_store(&s->quit_workers, 1);
+    for (int i = 0; i < s->n_models; i++) {
+        srv_model *sm = &s->models[i];
+        pthread_mutex_lock(&sm->mu);
+        pthread_cond_broadcast(&sm->cv);
+        pthread_mutex_unlock(&sm->mu);
+        if (sm->thr_started) pthread_join(sm->thr, NULL);
+        vocis_model_close(sm->m);
+        pthread_mutex_destroy(&sm->mu);
+        pthread_cond_destroy(&sm->cv);
+    }
+}
+
+static int all_idle(server *s) {
+    for (int i = 0; i < s->n_models; i++) {
+        srv_model *sm = &s->models[i];
+        pthread_mutex_lock(&sm->mu);
+        int q = sm->queued;
+        pthread_mutex_unlock(&sm->mu);
+        if (q) return 0;
+    }
+    return 1;
+}
+
+int vx_server_run(const vx_server_config *cfg) {
+    static server srv; /* one per process */
+    server *s = &srv;
+    memset(s, 0, sizeof *s);
+    s->cfg = cfg;
+    pthread_mutex_init(&s->mmu, NULL);
+    if (cfg->n_models < 1 || cfg->n_models > VX_SRV_MAX_MODELS) {
+        fprintf(stderr, "vocis serve: give 1 to %d --model folders\n", VX_SRV_MAX_MODELS);
+        return 2;
+    }
+    if (cfg->voices_dir) {
+        if (strlen(cfg->voices_dir) >= sizeof s->voices_dir - 80) {
+            fprintf(stderr, "vocis serve: --voices path is too long\n");
+            return 2;
+        }
+        mkdir(cfg->voices_dir, 0755);
+        struct stat sb;
+        if (stat(cfg->voices_dir, &sb) || !S_ISDIR(sb.st_mode) || access(cfg->voices_dir, W_OK)) {
+            fprintf(stderr, "vocis serve: %s: not a writable folder\n", cfg->voices_dir);
+            return 2;
+        }
+        snprintf(s->voices_dir, sizeof s->voices_dir, "%s", cfg->voices_dir);
+    }
+    /* SIGINT / SIGTERM are taken with sigwait below: block them in every thread */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    vocis_open_options oo = {cfg->threads, cfg->config_path, cfg->precision};
+    for (int i = 0; i < cfg->n_models; i++) {
+        srv_model *sm = &s->models[i];
+        const char *dir;
+        model_name(cfg->models[i], sm->name, sizeof sm->name, &dir);
+        sm->srv = s;
+        pthread_mutex_init(&sm->mu, NULL);
+        pthread_cond_init(&sm->cv, NULL);
+        s->n_models = i + 1;
+        for (int k = 0; k < i; k++)
+            if (!strcmp(s->models[k].name, sm->name)) {
+                fprintf(stderr, "vocis serve: two models are named '%s' (use NAME=DIR)\n", sm->name);
+                shutdown_models(s);
+                return 2;
+            }
+        if (!vx_srv_valid_name(sm->name)) {
+            fprintf(stderr, "vocis serve: '%s' is not a usable model name (use NAME=DIR)\n", sm->name);
+            shutdown_models(s);
+            return 2;
+        }
+        if (vocis_model_open(dir, &oo, &sm->m) != VOCIS_OK) {
+            fprintf(stderr, "vocis serve: %s\n", sm->m ? vocis_errmsg(sm->m) : "out of memory");
+            shutdown_models(s);
+            return 1;
+        }
+        snprintf(sm->kind, sizeof sm->kind, "%s", vocis_model_kind(sm->m));
+        if (pthread_create(&sm->thr, NULL, worker_main, sm)) {
+            fprintf(stderr, "vocis serve: cannot start a worker thread\n");
+            shutdown_models(s);
+            return 1;
+        }
+        sm->thr_started = 1;
+    }
+
+    struct sockaddr_in sa4;
+    struct sockaddr_in6 sa6;
+    struct sockaddr *sa;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+    memset(&sa4, 0, sizeof sa4);
+    memset(&sa6, 0, sizeof sa6);
+    if (inet_pton(AF_INET, cfg->host, &sa4.sin_addr) == 1) {
+        sa4.sin_family = AF_INET;
+        sa4.sin_port = htons((uint16_t)cfg->port);
+        sa = (struct sockaddr *)&sa4;
+    } else if (inet_pton(AF_INET6, cfg->host, &sa6.sin6_addr) == 1) {
+        sa6.sin6_family = AF_INET6;
+        sa6.sin6_port = htons((uint16_t)cfg->port);
+        sa = (struct sockaddr *)&sa6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        fprintf(stderr, "vocis serve: --host %s: give a numeric IPv4 or IPv6 address\n", cfg->host);
+        shutdown_models(s);
+        return 2;
+    }
+    s->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, sa,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT,
+                            (unsigned)cfg->idle_timeout, MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+                            MHD_OPTION_END);
+    if (!s->d) {
+        fprintf(stderr, "vocis serve: cannot listen on %s:%d: %s\n", cfg->host, cfg->port, strerror(errno));
+        shutdown_models(s);
+        return 1;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    int port = di ? di->port : cfg->port;
+    fprintf(stderr, "vocis serve: listening on http://%s:%d/ (", cfg->host, port);
+    for (int i = 0; i < s->n_models; i++)
+        fprintf(stderr, "%smodel %s: %s", i ? ", " : "", s->models[i].name, s->models[i].kind);
+    fprintf(stderr, "; queue %d, %d chars, voices %s)\n", cfg->max_queue, cfg->max_chars,
+            s->voices_dir[0] ? s->voices_dir : "off");
+    if (cfg->port_file) {
+        char tmp[1100];
+        snprintf(tmp, sizeof tmp, "%s.tmp", cfg->port_file);
+        FILE *f = fopen(tmp, "w");
+        if (f) {
+            fprintf(f, "%d\n", port);
+            fclose(f);
+            rename(tmp, cfg->port_file);
+        }
+    }
+
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    fprintf(stderr, "vocis serve: %s: shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    atomic_store(&s->stopping, 1);
+    MHD_quiesce_daemon(s->d); /* no new connections; open ones are answered 503 */
+    /* queued jobs are dropped by the workers (stopping); running ones get a grace period */
+    for (int i = 0; i < 100 && !all_idle(s); i++) usleep(100 * 1000);
+    atomic_store(&s->hard_stop, 1);
+    for (int i = 0; i < 50 && !all_idle(s); i++) usleep(100 * 1000);
+    MHD_stop_daemon(s->d);
+    shutdown_models(s);
+    fprintf(stderr, "vocis serve: stopped\n");
+    return 0;
+}

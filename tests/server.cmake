@@ -1,0 +1,14 @@
+# vocis serve (src/server/): curl-driven API test, the openai npm client, the web page in Chromium.
+vocis_script_test(server_api server/serve_api.sh)
+vocis_script_test(server_openai_npm server/openai_client.sh)
+vocis_script_test(server_webpage server/webpage.sh)
+vocis_script_test(server_scale_out server/scale_out.sh)
+set_tests_properties(server_api server_openai_npm server_webpage server_scale_out PROPERTIES LABELS "cli;server" RUN_SERIAL ON)
+
+# libFuzzer target for the request parser / router (built like those of tests/io.cmake: VOCIS_FUZZ=ON, clang).
+if(VOCIS_FUZZ)
+  add_executable(fuzz_server ${VOCIS_TEST_SRC}/fuzz/fuzz_server.c)
+  target_link_libraries(fuzz_server PRIVATE vocis_static)
+  target_compile_options(fuzz_server PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_server PRIVATE -fsanitize=fuzzer)
+endif()

@@ -1,0 +1,45 @@
+// The web page at "/" in headless Chromium (puppeteer-core): load it, type a
+// text, press Speak, and check that streamed audio arrived and was played;
+// then clone a voice through the upload form.
+// usage: node webpage.mjs BASE_URL CHROMIUM REF_WAV
+import puppeteer from "puppeteer-core";
+
+const [base, chrome, ref] = process.argv.slice(2);
+let fails = 0;
+const ok = (m) => console.log("ok   " + m);
+const bad = (m) => { console.log("FAIL " + m); fails++; };
+const browser = await puppeteer.launch({
+  executablePath: chrome, headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--autoplay-policy=no-user-gesture-required", "--mute-audio"],
+});
+try {
+  const page = await browser.newPage();
+  page.on("pageerror", (e) => bad("page error: " + e.message));
+  await page.goto(base + "/", { waitUntil: "networkidle0", timeout: 30000 });
+  await page.waitForFunction(() => document.querySelector("#model").options.length > 0, { timeout: 10000 });
+  ok("page loaded, models: " + (await page.$eval("#model", (s) => [...s.options].map((o) => o.value).join(","))));
+  await page.$eval("#text", (t) => { t.value = ""; });
+  await page.type("#text", "Hello from the browser. This page plays audio while it streams.");
+  await page.type("#seed", "3");
+  await page.click("#speak");
+  await page.waitForFunction(() => window.__vocis.done || window.__vocis.error, { timeout: 60000 });
+  const st = await page.evaluate(() => window.__vocis);
+  st.error ? bad("speak: " + st.error) : ok(`received ${st.bytes} bytes in ${st.chunks} chunk(s)`);
+  await page.waitForFunction(() => window.__vocis.played >= window.__vocis.chunks && window.__vocis.chunks > 0,
+                             { timeout: 30000 }).then(() => ok("every chunk was played"), () => bad("audio not played"));
+  (await page.$eval("#download", (a) => !a.hidden && a.href.startsWith("blob:"))) ? ok("download link ready") : bad("no download link");
+  // upload-to-clone
+  await page.type("#vname", "browser_voice");
+  const input = await page.$("#vfile");
+  await input.uploadFile(ref);
+  await page.click("#upload");
+  await page.waitForFunction(() => /saved|:/.test(document.querySelector("#vstatus").textContent), { timeout: 60000 });
+  const vs = await page.$eval("#vstatus", (e) => e.textContent);
+  vs.startsWith("saved browser_voice") ? ok("voice cloned from the page: " + vs) : bad("upload: " + vs);
+  (await page.$eval("#voice", (s) => s.value)) === "browser_voice" ? ok("new voice selected") : bad("new voice not selected");
+} catch (e) {
+  bad(String(e));
+} finally {
+  await browser.close();
+}
+process.exit(fails ? 1 : 0);

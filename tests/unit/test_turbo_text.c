@@ -1,0 +1,78 @@
+/* Chatterbox-Turbo text front end against upstream (00_text.json of the
+ * Turbo golden set): punc_norm, GPT-2 byte-level BPE ids with the added
+ * paralinguistic tags, and the token strings. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/jsonfile.h"
+#include "testlib.h"
+#include "text/turbo_text.h"
+
+int main(int argc, char **argv) {
+    (void)argc;
+    tl_data_dir = argv[1];
+    vx_err err = {0};
+    vx_tokenizer *tok = NULL;
+    int max_len = 0;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", tl_path("chatterbox-turbo/ckpt"));
+    CHECK(vx_turbo_has_tokenizer(dir));
+    if (vx_turbo_tokenizer_load(dir, &tok, &max_len, &err) != VOCIS_OK) {
+        fprintf(stderr, "load: %s\n", err.msg);
+        return 1;
+    }
+    CHECK(max_len == 1024);
+    CHECK(vx_tokenizer_token_id(tok, "[chuckle]") == 1006);
+    CHECK(vx_tokenizer_token_id(tok, "<|endoftext|>") == 1004);
+    cJSON *root = NULL;
+    if (vx_json_load(tl_path("chatterbox-turbo/golden/00_text.json"), &root, &err) != VOCIS_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    int count = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "cases")) {
+        const char *in = cJSON_GetObjectItem(c, "input")->valuestring;
+        const char *want_norm = cJSON_GetObjectItem(c, "normalized")->valuestring;
+        char *norm = NULL;
+        CHECK(vx_turbo_punc_norm(in, &norm, &err) == VOCIS_OK);
+        CHECK_MSG(norm && !strcmp(norm, want_norm), "case %d: '%s' vs '%s'", count, norm ? norm : "", want_norm);
+        free(norm);
+        int32_t *ids = NULL;
+        size_t n = 0;
+        CHECK(vx_turbo_text_to_ids(tok, max_len, in, &ids, &n, &err) == VOCIS_OK);
+        const cJSON *want = cJSON_GetObjectItem(c, "token_ids"), *wtok = cJSON_GetObjectItem(c, "tokens");
+        CHECK_MSG((size_t)cJSON_GetArraySize(want) == n, "case %d: %zu ids, want %d", count, n,
+                  cJSON_GetArraySize(want));
+        size_t i = 0;
+        const cJSON *e, *s = wtok ? wtok->child : NULL;
+        cJSON_ArrayForEach(e, want) {
+            if (i < n) {
+                CHECK_MSG(ids[i] == (int32_t)e->valuedouble, "case %d id %zu: %d vs %d", count, i, ids[i],
+                          (int)e->valuedouble);
+                const char *ts = vx_tokenizer_id_to_token(tok, ids[i]);
+                if (s) CHECK_MSG(ts && !strcmp(ts, s->valuestring), "case %d token %zu", count, i);
+            }
+            if (s) s = s->next;
+            i++;
+        }
+        free(ids);
+        count++;
+    }
+    CHECK(count >= 10);
+    /* tags are case-sensitive added tokens: "[Sigh]" is plain text */
+    int32_t *ids = NULL;
+    size_t n = 0;
+    CHECK(vx_turbo_text_to_ids(tok, 0, "Oh [sigh] [Sigh]", &ids, &n, &err) == VOCIS_OK);
+    int tags = 0;
+    for (size_t i = 0; i < n; i++) tags += ids[i] == 1007;
+    CHECK(tags == 1);
+    free(ids);
+    /* invalid UTF-8 is refused */
+    CHECK(vx_turbo_text_to_ids(tok, 0, "bad \xff", &ids, &n, &err) == VOCIS_E_ARG);
+    cJSON_Delete(root);
+    vx_tokenizer_free(tok);
+    return tl_finish("test_turbo_text");
+}

@@ -1,0 +1,1 @@
+vocis_script_test(golden_vc golden/vc.sh)
