@@ -61,7 +61,8 @@ typedef struct vocis_model vocis_model;
  *   VOCIS_PRECISION_BF16   float32 weight matrices converted to bf16 once at open (half the
  *                          memory and bandwidth), float32 activations and accumulation;
  *   VOCIS_PRECISION_Q8     int8 transformer linears: not implemented yet (refused);
- *   VOCIS_PRECISION_DEFAULT (0): the environment's VOCIS_PRECISION (exact|bf16) when set, else BF16. */
+ *   VOCIS_PRECISION_DEFAULT (0): the environment's VOCIS_PRECISION (exact|bf16) when set, else EXACT
+ *                          (bf16 is faster but not sample-identical: a seed then draws other tokens). */
 enum {
     VOCIS_PRECISION_DEFAULT = 0,
     VOCIS_PRECISION_EXACT = 1,
@@ -72,7 +73,7 @@ enum {
 typedef struct vocis_open_options {
     int threads;             /* worker threads; 0 = number of physical cores */
     const char *config_path; /* optional override file for hyper-parameters (NULL = none) */
-    int precision;           /* VOCIS_PRECISION_*; 0 = default (bf16 unless VOCIS_PRECISION says otherwise) */
+    int precision;           /* VOCIS_PRECISION_*; 0 = default (exact unless VOCIS_PRECISION says otherwise) */
 } vocis_open_options;
 
 /* Open a model folder (the Hugging Face release layout): Chatterbox

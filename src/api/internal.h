@@ -21,7 +21,6 @@ struct vocis_model {
     char dir[4096];
     int threads;
     int precision; /* resolved policy (kernels/precision.h), set at open */
-    vx_err err;
     vx_cb_config cfg;
     vx_tokenizer *tok;
     vx_t3 t3;
@@ -69,6 +68,9 @@ typedef struct clone_entry {
     voice_source src;
 } clone_entry;
 
+/* The calling thread's error context for calls on m: several threads may use one model at
+ * once, and each reads its own last error through vocis_errmsg. */
+vx_err *vx_api_err(const vocis_model *m);
 /* 1 when DIR/NAME exists. */
 int vx_api_file_exists(const char *dir, const char *name);
 /* Loads S3Gen (flow + HiFT) / the cloning networks on first use. */

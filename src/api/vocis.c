@@ -38,7 +38,7 @@ int vx_api_file_exists(const char *dir, const char *name) {
 }
 
 static vocis_status open_chatterbox(vocis_model *m, const vocis_open_options *o) {
-    vx_err *err = &m->err;
+    vx_err *err = vx_api_err(m);
     char path[4200];
     vx_cb_config_default(&m->cfg);
     VX_TRY(vx_cb_config_load(&m->cfg, m->dir, o ? o->config_path : NULL, err));
@@ -61,10 +61,10 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
     pthread_mutex_init(&m->clone_lock, NULL);
     m->threads = opts && opts->threads > 0 ? opts->threads : vx_default_threads();
     m->precision = vx_precision_resolve(opts ? opts->precision : 0);
-    if (vx_precision_check(m->precision, &m->err)) return m->err.code;
-    if (!dir || !*dir) return vx_fail(&m->err, VOCIS_E_ARG, "no model folder given");
+    if (vx_precision_check(m->precision, vx_api_err(m))) return vx_api_err(m)->code;
+    if (!dir || !*dir) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no model folder given");
     snprintf(m->dir, sizeof m->dir, "%s", dir);
-    if (access(dir, F_OK) != 0) return vx_fail(&m->err, VOCIS_E_IO, "%s: model folder not found", dir);
+    if (access(dir, F_OK) != 0) return vx_fail(vx_api_err(m), VOCIS_E_IO, "%s: model folder not found", dir);
     if (vx_turbo_is_folder(dir)) return vx_api_turbo_open(m, opts); /* Chatterbox-Turbo / -Nano */
     if (vx_mtl_is_folder(dir)) return vx_api_mtl_open(m, opts); /* Chatterbox-Multilingual */
     if (vx_api_file_exists(dir, "t3_cfg.safetensors")) return open_chatterbox(m, opts);
@@ -72,20 +72,20 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
         /* ChatterboxVC.from_local: s3gen.safetensors (+ conds.pt for the built-in target) */
         vx_cb_config_default(&m->cfg);
         m->is_vc = 1;
-        return vx_cb_config_load(&m->cfg, m->dir, opts ? opts->config_path : NULL, &m->err);
+        return vx_cb_config_load(&m->cfg, m->dir, opts ? opts->config_path : NULL, vx_api_err(m));
     }
     if (vx_api_file_exists(dir, "config.json") && vx_api_rt_detect(dir)) return vx_api_rt_open(m, dir);
     if (vx_api_file_exists(dir, "config.json")) {
         m->vv = calloc(1, sizeof *m->vv);
-        if (!m->vv) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
-        vocis_status st = vx_vv_model_load_prec(m->vv, dir, m->precision, &m->err);
+        if (!m->vv) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
+        vocis_status st = vx_vv_model_load_prec(m->vv, dir, m->precision, vx_api_err(m));
         if (st) {
             free(m->vv);
             m->vv = NULL;
         }
         return st;
     }
-    return vx_fail(&m->err, VOCIS_E_UNSUPPORTED,
+    return vx_fail(vx_api_err(m), VOCIS_E_UNSUPPORTED,
                    "%s: not a recognised model folder (expected Chatterbox's t3_cfg.safetensors or VibeVoice's "
                    "config.json)",
                    dir);
@@ -115,9 +115,18 @@ const char *vocis_model_kind(const vocis_model *m) {
     return !m ? "" : m->turbo ? vx_api_turbo_kind(m) : m->vv ? "vibevoice" : m->rt ? "vibevoice-realtime" : m->has_t3 ? (m->mtl ? "chatterbox-multilingual" : "chatterbox") : m->is_vc ? "chatterbox-vc" : "";
 }
 
+/* One error context per thread (not per model): a failed call leaves its message for the
+ * same thread's vocis_errmsg, whatever other threads do with the model meanwhile. */
+static _Thread_local vx_err thread_err;
+
+vx_err *vx_api_err(const vocis_model *m) {
+    (void)m;
+    return &thread_err;
+}
+
 const char *vocis_errmsg(const vocis_model *m) {
     if (!m) return "out of memory";
-    return m->err.code ? m->err.msg : "no error";
+    return thread_err.code ? thread_err.msg : "no error";
 }
 
 void vocis_model_set_threads(vocis_model *m, int threads) {
@@ -136,18 +145,18 @@ vocis_status vocis_tokenize_language(vocis_model *m, const char *text, const cha
                                      size_t *n) {
     *ids = NULL;
     *n = 0;
-    vx_err_clear(&m->err);
-    if (!m->tok) return vx_fail(&m->err, VOCIS_E_ARG, "model has no tokenizer loaded");
+    vx_err_clear(vx_api_err(m));
+    if (!m->tok) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "model has no tokenizer loaded");
     if (m->mtl) return vx_api_mtl_tokenize(m, text, language, ids, n); /* language tag and steps, start/stop */
-    if (vocis_check_language(m, language)) return m->err.code;
+    if (vocis_check_language(m, language)) return vx_api_err(m)->code;
     if (m->turbo) return vx_api_turbo_tokenize(m, text, ids, n); /* GPT-2 ids, no start/stop */
     int32_t *raw;
     size_t nraw;
-    VX_TRY(vx_cb_text_to_ids(m->tok, text, &raw, &nraw, &m->err));
+    VX_TRY(vx_cb_text_to_ids(m->tok, text, &raw, &nraw, vx_api_err(m)));
     int32_t *all = malloc(sizeof(int32_t) * (nraw + 2));
     if (!all) {
         free(raw);
-        return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+        return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
     }
     all[0] = m->cfg.start_text_token;
     memcpy(all + 1, raw, sizeof(int32_t) * nraw);
@@ -185,28 +194,28 @@ static voice_kind voice_kind_of(const char *path, vx_err *err) {
 
 vocis_status vocis_voice_load(vocis_model *m, const char *path, vocis_voice **out) {
     *out = NULL;
-    vx_err_clear(&m->err);
+    vx_err_clear(vx_api_err(m));
     if (m->rt) return vx_api_rt_voice_load(m, path, out); /* voice presets (vocis_rt.c) */
     vocis_voice *v = calloc(1, sizeof *v);
-    if (!v) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+    if (!v) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
     char builtin[4200];
     if (!path && m->vv) {
         free(v);
-        return vx_fail(&m->err, VOCIS_E_ARG, "VibeVoice has no built-in voice: give a voice recording");
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "VibeVoice has no built-in voice: give a voice recording");
     }
     if (!path) {
         snprintf(builtin, sizeof builtin, "%s/conds.pt", m->dir);
         path = builtin;
     }
-    const voice_kind kind = voice_kind_of(path, &m->err);
+    const voice_kind kind = voice_kind_of(path, vx_api_err(m));
     if (m->vv) { /* VibeVoice voices are recordings, read when speaking */
         free(v);
-        if (kind == VOICE_MISSING) return m->err.code;
+        if (kind == VOICE_MISSING) return vx_api_err(m)->code;
         if (kind != VOICE_AUDIO)
-            return vx_fail(&m->err, VOCIS_E_ARG, "%s: VibeVoice takes a voice recording, not a voice file", path);
+            return vx_fail(vx_api_err(m), VOCIS_E_ARG, "%s: VibeVoice takes a voice recording, not a voice file", path);
         if (!(v = calloc(1, sizeof *v)) || !(v->audio_path = strdup(path))) {
             free(v);
-            return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+            return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
         }
         *out = v;
         return VOCIS_OK;
@@ -215,9 +224,9 @@ vocis_status vocis_voice_load(vocis_model *m, const char *path, vocis_voice **ou
         free(v);
         return vocis_voice_clone(m, path, NULL, out);
     }
-    vocis_status st = kind == VOICE_MISSING ? m->err.code
-                      : kind == VOICE_PT    ? vx_cb_conds_load_pt(path, &v->conds, &m->err)
-                                            : vx_cb_conds_load_safetensors(path, &v->conds, &m->err);
+    vocis_status st = kind == VOICE_MISSING ? vx_api_err(m)->code
+                      : kind == VOICE_PT    ? vx_cb_conds_load_pt(path, &v->conds, vx_api_err(m))
+                                            : vx_cb_conds_load_safetensors(path, &v->conds, vx_api_err(m));
     if (st != VOCIS_OK) {
         free(v);
         return st;
@@ -261,9 +270,9 @@ static uint64_t random_seed(void) {
  * voice's); checks the speaker width against this T3. */
 static vocis_status t3_cond_of(vocis_model *m, const vx_cb_conds *c, float exaggeration, vx_t3_cond *out) {
     if (c->no_t3)
-        return vx_fail(&m->err, VOCIS_E_ARG, "the voice has only the S3Gen half (cloned by a voice-conversion folder)");
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "the voice has only the S3Gen half (cloned by a voice-conversion folder)");
     if (c->speaker_emb.n != (size_t)m->t3.speaker_dim)
-        return vx_fail(&m->err, VOCIS_E_SHAPE, "voice speaker_emb has %zu values, this T3 expects %d",
+        return vx_fail(vx_api_err(m), VOCIS_E_SHAPE, "voice speaker_emb has %zu values, this T3 expects %d",
                        c->speaker_emb.n, m->t3.speaker_dim);
     *out = (vx_t3_cond){
         .speaker_emb = c->speaker_emb.data,
@@ -287,12 +296,12 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
                                const vocis_t3_options *opts, int32_t **tokens, size_t *n) {
     *tokens = NULL;
     *n = 0;
-    vx_err_clear(&m->err);
-    if (!m->has_t3 && !m->turbo) return vx_fail(&m->err, VOCIS_E_UNSUPPORTED, "this model has no T3 stage");
-    if (!text) return vx_fail(&m->err, VOCIS_E_ARG, "no text given");
+    vx_err_clear(vx_api_err(m));
+    if (!m->has_t3 && !m->turbo) return vx_fail(vx_api_err(m), VOCIS_E_UNSUPPORTED, "this model has no T3 stage");
+    if (!text) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no text given");
     const char *c0 = text;
     while (*c0 == ' ' || *c0 == '\t' || *c0 == '\n' || *c0 == '\r' || *c0 == '\v' || *c0 == '\f') c0++;
-    if (!*c0) return vx_fail(&m->err, VOCIS_E_ARG, "text is empty");
+    if (!*c0) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "text is empty");
     vocis_t3_options o;
     if (opts) o = *opts;
     else vocis_t3_options_default(&o);
@@ -317,7 +326,7 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
         vx_rng rng;
         vx_api_seed_rng(&rng, &o);
         int nt = 0;
-        st = vx_api_t3_generate(m, &cond, ids, (int)nids, &s, &rng, tokens, &nt, &m->err);
+        st = vx_api_t3_generate(m, &cond, ids, (int)nids, &s, &rng, tokens, &nt, vx_api_err(m));
         *n = (size_t)nt;
     }
     free(ids);
@@ -326,8 +335,8 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
 }
 
 vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *v, const char *path) {
-    vx_err_clear(&m->err);
-    if (!v || !path) return vx_fail(&m->err, VOCIS_E_ARG, "no voice or path given");
+    vx_err_clear(vx_api_err(m));
+    if (!v || !path) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no voice or path given");
     if (v->rt_preset) return vx_api_rt_voice_save(m, v, path);
     char secs[64], rate[32], ex[64];
     const char *meta[16];
@@ -348,7 +357,7 @@ vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *v, const char *
         meta[k++] = ex;
     }
     meta[k] = NULL;
-    return vx_cb_conds_save_safetensors(&v->conds, path, meta, &m->err);
+    return vx_cb_conds_save_safetensors(&v->conds, path, meta, vx_api_err(m));
 }
 
 /* ---- voice cloning ---- */
@@ -363,14 +372,14 @@ static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static vocis_status load_cloner_locked(vocis_model *m) {
     if (m->has_cloner) return VOCIS_OK;
     if (!m->has_t3 && !m->is_vc && !m->turbo)
-        return vx_fail(&m->err, VOCIS_E_ARG, "voice cloning needs a Chatterbox model folder");
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "voice cloning needs a Chatterbox model folder");
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", m->dir, m->turbo ? "s3gen_meanflow.safetensors" : "s3gen.safetensors");
     if (!m->s3gen_w) {
-        VX_TRY(vx_cb_weights_open_path(path, &m->s3gen_w, &m->err)); /* or s3gen.pt */
+        VX_TRY(vx_cb_weights_open_path(path, &m->s3gen_w, vx_api_err(m))); /* or s3gen.pt */
         vx_weights_set_precision(m->s3gen_w, m->precision);
     }
-    VX_TRY(vx_cb_cloner_load(&m->cloner, m->dir, m->s3gen_w, &m->cfg, m->is_vc, &m->err));
+    VX_TRY(vx_cb_cloner_load(&m->cloner, m->dir, m->s3gen_w, &m->cfg, m->is_vc, vx_api_err(m)));
     if (m->turbo) m->cloner.t3_seconds = VX_TURBO_T3_SECONDS; /* ENC_COND_LEN 15 s */
     m->has_cloner = 1;
     return VOCIS_OK;
@@ -388,9 +397,9 @@ static vocis_status clone_24k(vocis_model *m, const float *wav, int64_t n, const
     float *norm = NULL;
     if (m->turbo) { /* ChatterboxTurboTTS.prepare_conditionals: > 5 s, then loudness to -27 LUFS */
         if (!((double)n / VX_CLONE_SR > VX_TURBO_MIN_SECONDS))
-            return vx_fail(&m->err, VOCIS_E_ARG, "reference is %.2f s long; Chatterbox-Turbo/Nano need more than %.0f s",
+            return vx_fail(vx_api_err(m), VOCIS_E_ARG, "reference is %.2f s long; Chatterbox-Turbo/Nano need more than %.0f s",
                            (double)n / VX_CLONE_SR, VX_TURBO_MIN_SECONDS);
-        if (!(norm = malloc(sizeof(float) * (size_t)n))) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+        if (!(norm = malloc(sizeof(float) * (size_t)n))) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
         memcpy(norm, wav, sizeof(float) * (size_t)n);
         vx_turbo_norm_loudness(norm, n, VX_CLONE_SR, VX_TURBO_TARGET_LUFS);
         wav = norm;
@@ -398,11 +407,11 @@ static vocis_status clone_24k(vocis_model *m, const float *wav, int64_t n, const
     vocis_voice *v = calloc(1, sizeof *v);
     if (!v) {
         free(norm);
-        return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+        return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
     }
     v->src = *src;
     vocis_status st = vx_cb_clone(&m->cloner, wav, n, exaggeration, &v->conds, NULL, v->src.warning,
-                                  sizeof v->src.warning, m->threads, &m->err);
+                                  sizeof v->src.warning, m->threads, vx_api_err(m));
     free(norm);
     if (st) {
         free(v);
@@ -420,14 +429,14 @@ static void join_warning(voice_source *src, const char *more) {
 vocis_status vocis_voice_clone(vocis_model *m, const char *audio_path, const vocis_clone_options *opts,
                                vocis_voice **out) {
     *out = NULL;
-    vx_err_clear(&m->err);
+    vx_err_clear(vx_api_err(m));
     vocis_clone_options o;
     vocis_clone_options_default(&o);
     if (opts) o = *opts;
-    if (!audio_path) return vx_fail(&m->err, VOCIS_E_ARG, "no audio file given");
+    if (!audio_path) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no audio file given");
     struct stat sb;
     if (stat(audio_path, &sb) != 0)
-        return vx_fail(&m->err, VOCIS_E_IO, "%s: cannot open audio file: %s", audio_path, strerror(errno));
+        return vx_fail(vx_api_err(m), VOCIS_E_IO, "%s: cannot open audio file: %s", audio_path, strerror(errno));
     const int64_t mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
 
     vocis_status st = VOCIS_OK;
@@ -439,8 +448,8 @@ vocis_status vocis_voice_clone(vocis_model *m, const char *audio_path, const voc
     }
     if (hit) {
         vocis_voice *v = calloc(1, sizeof *v);
-        if (!v) st = vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
-        if (!st) st = vx_cb_conds_copy(&v->conds, &hit->conds, &m->err);
+        if (!v) st = vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
+        if (!st) st = vx_cb_conds_copy(&v->conds, &hit->conds, vx_api_err(m));
         if (!st) {
             v->src = hit->src;
             v->conds.emotion_adv.data[0] = o.exaggeration;
@@ -456,14 +465,14 @@ vocis_status vocis_voice_clone(vocis_model *m, const char *audio_path, const voc
     float *wav = NULL;
     int64_t n = 0;
     vx_audio_info info;
-    VX_TRY(vx_audio_read_head(audio_path, VX_CLONE_SR, VX_CLONE_MAX_SECONDS, &wav, &n, &info, &m->err));
+    VX_TRY(vx_audio_read_head(audio_path, VX_CLONE_SR, VX_CLONE_MAX_SECONDS, &wav, &n, &info, vx_api_err(m)));
     voice_source src = {0};
     snprintf(src.name, sizeof src.name, "%s", base_name(audio_path));
     src.seconds = (double)n / VX_CLONE_SR;
     src.sample_rate = info.sample_rate;
     st = clone_24k(m, wav, n, &src, o.exaggeration, out);
     free(wav);
-    if (st) return vx_errctx(&m->err, "%s", audio_path);
+    if (st) return vx_errctx(vx_api_err(m), "%s", audio_path);
     if (info.truncated) {
         char w[128];
         snprintf(w, sizeof w, "only the first %.0f s of the recording were used", VX_CLONE_MAX_SECONDS);
@@ -497,22 +506,22 @@ vocis_status vocis_voice_clone(vocis_model *m, const char *audio_path, const voc
 vocis_status vocis_voice_clone_samples(vocis_model *m, const float *samples, size_t n, int sample_rate,
                                        const vocis_clone_options *opts, vocis_voice **out) {
     *out = NULL;
-    vx_err_clear(&m->err);
+    vx_err_clear(vx_api_err(m));
     vocis_clone_options o;
     vocis_clone_options_default(&o);
     if (opts) o = *opts;
-    if (!samples || n == 0) return vx_fail(&m->err, VOCIS_E_ARG, "no samples given");
+    if (!samples || n == 0) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no samples given");
     if (sample_rate < VX_AUDIO_MIN_RATE)
-        return vx_fail(&m->err, VOCIS_E_ARG, "sample rate %d Hz is implausible", sample_rate);
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "sample rate %d Hz is implausible", sample_rate);
     for (size_t i = 0; i < n; i++)
-        if (!isfinite(samples[i])) return vx_fail(&m->err, VOCIS_E_ARG, "sample %zu is not finite", i);
+        if (!isfinite(samples[i])) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "sample %zu is not finite", i);
     /* as vocis_voice_clone: at most the first minute (+ 1 s of resampler look-ahead) */
     const size_t cap = (size_t)((VX_CLONE_MAX_SECONDS + 1.0) * sample_rate);
     const int truncated = n > cap;
     if (truncated) n = cap;
     float *wav = NULL;
     int64_t n24 = 0;
-    VX_TRY(vx_audio_resample(samples, (int64_t)n, sample_rate, VX_CLONE_SR, &wav, &n24, &m->err));
+    VX_TRY(vx_audio_resample(samples, (int64_t)n, sample_rate, VX_CLONE_SR, &wav, &n24, vx_api_err(m)));
     if (truncated && n24 > (int64_t)(VX_CLONE_MAX_SECONDS * VX_CLONE_SR)) n24 = (int64_t)(VX_CLONE_MAX_SECONDS * VX_CLONE_SR);
     voice_source src = {0};
     snprintf(src.name, sizeof src.name, "(samples)");
@@ -554,11 +563,11 @@ static vocis_status load_s3gen_locked(vocis_model *m) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", m->dir, m->turbo ? "s3gen_meanflow.safetensors" : "s3gen.safetensors");
     if (!m->s3gen_w) {
-        VX_TRY(vx_cb_weights_open_path(path, &m->s3gen_w, &m->err)); /* or s3gen.pt */
+        VX_TRY(vx_cb_weights_open_path(path, &m->s3gen_w, vx_api_err(m))); /* or s3gen.pt */
         vx_weights_set_precision(m->s3gen_w, m->precision);
     }
-    if (!m->flow) VX_TRY(vx_s3gen_flow_load(m->s3gen_w, &m->cfg, &m->flow, &m->err));
-    if (!m->hift) VX_TRY(vx_hift_load(m->s3gen_w, NULL, &m->hift, &m->err));
+    if (!m->flow) VX_TRY(vx_s3gen_flow_load(m->s3gen_w, &m->cfg, &m->flow, vx_api_err(m)));
+    if (!m->hift) VX_TRY(vx_hift_load(m->s3gen_w, NULL, &m->hift, vx_api_err(m)));
     return VOCIS_OK;
 }
 
@@ -593,7 +602,7 @@ static int on_t3_token(void *user, int step, int32_t tok) {
 static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *text, vx_rng *rng, float **wav,
                                 int64_t *nwav) {
     vocis_model *m = c->m;
-    vx_err *err = &m->err;
+    vx_err *err = vx_api_err(m);
     const vocis_t3_options *o = &c->o->t3;
     if (m->turbo) /* one MeanFlow pass: 2 steps unless --cfm-steps asks for another count than the English 10 */
         return vx_api_turbo_speak_chunk(m, v, text, o, c->o->cfm_steps == 10 ? 2 : c->o->cfm_steps, on_t3_token, c,
@@ -642,8 +651,8 @@ done:
 vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *text,
                          const vocis_speak_options *opts, vocis_audio *out) {
     memset(out, 0, sizeof *out);
-    vx_err_clear(&m->err);
-    vx_err *err = &m->err;
+    vx_err_clear(vx_api_err(m));
+    vx_err *err = vx_api_err(m);
     if (m->vv && text) return vx_api_vv_speak(m, voice, text, opts, out);
     if (m->rt) return vx_api_rt_speak(m, voice, text, opts, out);
     if (!m->has_t3 && !m->turbo) return vx_fail(err, VOCIS_E_UNSUPPORTED, "this model cannot speak (no Chatterbox T3)");
@@ -724,9 +733,9 @@ done:
 }
 
 vocis_status vocis_audio_save(vocis_model *m, const vocis_audio *a, const char *path, const char *format) {
-    vx_err_clear(&m->err);
+    vx_err_clear(vx_api_err(m));
     vx_audio_fmt fmt = VX_AUDIO_WAV16;
     if (format && vx_audio_fmt_parse(format, &fmt) != 0)
-        return vx_fail(&m->err, VOCIS_E_ARG, "unknown audio format '%s' (wav, f32, flac, ogg)", format);
-    return vx_audio_write(path, fmt, a->sample_rate, a->samples, (int64_t)a->n, &m->err);
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "unknown audio format '%s' (wav, f32, flac, ogg)", format);
+    return vx_audio_write(path, fmt, a->sample_rate, a->samples, (int64_t)a->n, vx_api_err(m));
 }

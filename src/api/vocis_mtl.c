@@ -12,7 +12,7 @@
 #include "text/mtl_text.h"
 
 vocis_status vx_api_mtl_open(vocis_model *m, const vocis_open_options *o) {
-    vx_err *err = &m->err;
+    vx_err *err = vx_api_err(m);
     VX_TRY(vx_mtl_check_folder(m->dir, err));
     vx_cb_config_default(&m->cfg);
     VX_TRY(vx_cb_config_load(&m->cfg, m->dir, o ? o->config_path : NULL, err));
@@ -37,10 +37,10 @@ vocis_status vx_api_mtl_open(vocis_model *m, const vocis_open_options *o) {
 
 static vocis_status need_language(vocis_model *m, const char *language) {
     if (!language || !*language)
-        return vx_fail(&m->err, VOCIS_E_ARG, "Chatterbox-Multilingual needs a language (--language): one of %s",
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "Chatterbox-Multilingual needs a language (--language): one of %s",
                        vx_mtl_language_list());
     if (vx_mtl_language_index(language) < 0)
-        return vx_fail(&m->err, VOCIS_E_ARG, "unsupported language '%.32s' (supported: %s)", language,
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "unsupported language '%.32s' (supported: %s)", language,
                        vx_mtl_language_list());
     return VOCIS_OK;
 }
@@ -49,11 +49,11 @@ vocis_status vx_api_mtl_tokenize(vocis_model *m, const char *text, const char *l
     VX_TRY(need_language(m, language));
     int32_t *raw = NULL;
     size_t nraw = 0;
-    VX_TRY(vx_mtl_text_to_ids(m->mtl, m->tok, text, language, &raw, &nraw, &m->err));
+    VX_TRY(vx_mtl_text_to_ids(m->mtl, m->tok, text, language, &raw, &nraw, vx_api_err(m)));
     int32_t *all = malloc(sizeof(int32_t) * (nraw + 2));
     if (!all) {
         free(raw);
-        return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+        return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
     }
     /* generate(): F.pad with start_text_token / stop_text_token */
     all[0] = m->cfg.start_text_token;
@@ -76,10 +76,10 @@ int64_t vx_api_mtl_keep_samples(int n_tokens, int64_t n_samples) { return vx_mtl
 const char *vocis_model_languages(const vocis_model *m) { return m && m->mtl ? vx_mtl_language_list() : NULL; }
 
 vocis_status vocis_check_language(vocis_model *m, const char *language) {
-    vx_err_clear(&m->err);
+    vx_err_clear(vx_api_err(m));
     if (m->mtl) return need_language(m, language);
     if (language && *language && strcasecmp(language, "en") != 0)
-        return vx_fail(&m->err, VOCIS_E_ARG, "language '%.32s': only Chatterbox-Multilingual takes a language",
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "language '%.32s': only Chatterbox-Multilingual takes a language",
                        language);
     return VOCIS_OK;
 }

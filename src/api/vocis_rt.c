@@ -29,8 +29,8 @@ int vx_api_rt_detect(const char *dir) {
 
 vocis_status vx_api_rt_open(vocis_model *m, const char *dir) {
     m->rt = calloc(1, sizeof *m->rt);
-    if (!m->rt) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
-    vocis_status st = vx_rt_model_load(m->rt, dir, 1, m->precision, &m->err);
+    if (!m->rt) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
+    vocis_status st = vx_rt_model_load(m->rt, dir, 1, m->precision, vx_api_err(m));
     if (st) {
         free(m->rt);
         m->rt = NULL;
@@ -54,20 +54,20 @@ void vx_api_rt_voice_free(vocis_voice *v) {
 
 vocis_status vocis_voice_load_preset(vocis_model *m, const char *path, vocis_voice **out) {
     *out = NULL;
-    vx_err_clear(&m->err);
-    if (!path) return vx_fail(&m->err, VOCIS_E_ARG, "no voice preset given");
+    vx_err_clear(vx_api_err(m));
+    if (!path) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no voice preset given");
     vocis_voice *v = calloc(1, sizeof *v);
     if (!v || !(v->rt_preset = calloc(1, sizeof *v->rt_preset))) {
         free(v);
-        return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+        return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
     }
-    vocis_status st = vx_rt_preset_load(path, v->rt_preset, &m->err);
+    vocis_status st = vx_rt_preset_load(path, v->rt_preset, vx_api_err(m));
     if (st) {
         free(v->rt_preset);
         free(v);
         return st;
     }
-    if (m->rt && (st = vx_rt_preset_check(v->rt_preset, &m->rt->cfg, &m->err))) {
+    if (m->rt && (st = vx_rt_preset_check(v->rt_preset, &m->rt->cfg, vx_api_err(m)))) {
         vocis_voice_free(v);
         return st;
     }
@@ -80,7 +80,7 @@ vocis_status vocis_voice_load_preset(vocis_model *m, const char *path, vocis_voi
 vocis_status vx_api_rt_voice_load(vocis_model *m, const char *path, vocis_voice **out) {
     *out = NULL;
     if (!path)
-        return vx_fail(&m->err, VOCIS_E_ARG,
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG,
                        "VibeVoice-Realtime has no built-in voice: give a voice preset (upstream's "
                        "demo/voices/streaming_model/NAME.pt, or a vocis voice made from one)");
     return vocis_voice_load_preset(m, path, out);
@@ -88,12 +88,12 @@ vocis_status vx_api_rt_voice_load(vocis_model *m, const char *path, vocis_voice 
 
 vocis_status vx_api_rt_voice_save(vocis_model *m, const vocis_voice *v, const char *path) {
     vx_st_writer *w = vx_st_writer_new();
-    if (!w) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
-    vocis_status st = vx_rt_preset_write(v->rt_preset, w, &m->err);
-    if (!st) st = vx_st_writer_meta(w, "vocis_voice_kind", "vibevoice_realtime_preset", &m->err);
-    if (!st && v->src.name[0]) st = vx_st_writer_meta(w, "source", v->src.name, &m->err);
-    if (!st) st = vx_st_writer_meta(w, "vocis_version", VOCIS_VERSION, &m->err);
-    if (!st) st = vx_st_writer_save(w, path, &m->err);
+    if (!w) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
+    vocis_status st = vx_rt_preset_write(v->rt_preset, w, vx_api_err(m));
+    if (!st) st = vx_st_writer_meta(w, "vocis_voice_kind", "vibevoice_realtime_preset", vx_api_err(m));
+    if (!st && v->src.name[0]) st = vx_st_writer_meta(w, "source", v->src.name, vx_api_err(m));
+    if (!st) st = vx_st_writer_meta(w, "vocis_version", VOCIS_VERSION, vx_api_err(m));
+    if (!st) st = vx_st_writer_save(w, path, vx_api_err(m));
     vx_st_writer_free(w);
     return st;
 }
@@ -124,8 +124,8 @@ static int rt_on_audio(void *user, const float *pcm, int64_t n) {
 vocis_status vocis_stream_open(vocis_model *m, const vocis_voice *voice, const vocis_speak_options *opts,
                                vocis_stream **out) {
     *out = NULL;
-    vx_err_clear(&m->err);
-    vx_err *err = &m->err;
+    vx_err_clear(vx_api_err(m));
+    vx_err *err = vx_api_err(m);
     if (!m->rt) return vx_fail(err, VOCIS_E_UNSUPPORTED, "text streaming needs a VibeVoice-Realtime model");
     if (!voice || !voice->rt_preset)
         return vx_fail(err, VOCIS_E_ARG, "VibeVoice-Realtime needs a voice preset (vocis_voice_load of a .pt)");
@@ -168,15 +168,15 @@ vocis_status vocis_stream_open(vocis_model *m, const vocis_voice *voice, const v
 }
 
 vocis_status vocis_stream_push(vocis_stream *s, const char *text, size_t len) {
-    vx_err_clear(&s->m->err);
-    if (!text && len) return vx_fail(&s->m->err, VOCIS_E_ARG, "no text given");
-    return vx_rt_session_push(s->s, text, len, &s->m->err);
+    vx_err_clear(vx_api_err(s->m));
+    if (!text && len) return vx_fail(vx_api_err(s->m), VOCIS_E_ARG, "no text given");
+    return vx_rt_session_push(s->s, text, len, vx_api_err(s->m));
 }
 
 vocis_status vocis_stream_finish(vocis_stream *s, vocis_audio *out) {
-    vx_err_clear(&s->m->err);
+    vx_err_clear(vx_api_err(s->m));
     if (out) memset(out, 0, sizeof *out);
-    VX_TRY(vx_rt_session_finish(s->s, &s->m->err));
+    VX_TRY(vx_rt_session_finish(s->s, vx_api_err(s->m)));
     if (out) {
         int64_t n;
         out->samples = vx_rt_session_take_audio(s->s, &n);
@@ -197,7 +197,7 @@ void vocis_stream_close(vocis_stream *s) {
 vocis_status vx_api_rt_speak(vocis_model *m, const vocis_voice *voice, const char *text,
                              const vocis_speak_options *opts, vocis_audio *out) {
     memset(out, 0, sizeof *out);
-    if (!text) return vx_fail(&m->err, VOCIS_E_ARG, "no text given");
+    if (!text) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no text given");
     vocis_stream *s;
     VX_TRY(vocis_stream_open(m, voice, opts, &s));
     vocis_status st = vocis_stream_push(s, text, strlen(text));

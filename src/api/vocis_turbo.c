@@ -19,7 +19,7 @@ struct vx_turbo {
 };
 
 vocis_status vx_api_turbo_open(vocis_model *m, const vocis_open_options *o) {
-    vx_err *err = &m->err;
+    vx_err *err = vx_api_err(m);
     int nano = 0;
     VX_TRY(vx_turbo_check_folder(m->dir, &nano, err));
     VX_TRY(vx_turbo_config(m->dir, o ? o->config_path : NULL, &m->cfg, err));
@@ -44,7 +44,7 @@ void vx_api_turbo_close(vocis_model *m) {
 const char *vx_api_turbo_kind(const vocis_model *m) { return m->turbo->t3.nano ? "chatterbox-nano" : "chatterbox-turbo"; }
 
 vocis_status vx_api_turbo_tokenize(vocis_model *m, const char *text, int32_t **ids, size_t *n) {
-    return vx_turbo_text_to_ids(m->tok, m->turbo->max_len, text, ids, n, &m->err);
+    return vx_turbo_text_to_ids(m->tok, m->turbo->max_len, text, ids, n, vx_api_err(m));
 }
 
 static vx_turbo_sampling sampling_of(const vocis_t3_options *o, int (*on_token)(void *, int, int32_t), void *user) {
@@ -55,7 +55,7 @@ static vx_turbo_sampling sampling_of(const vocis_t3_options *o, int (*on_token)(
 
 static vocis_status check_voice(vocis_model *m, const vx_cb_conds *c) {
     if (c->speaker_emb.n != (size_t)m->turbo->t3.speaker_dim)
-        return vx_fail(&m->err, VOCIS_E_SHAPE, "voice speaker_emb has %zu values, this T3 expects %d",
+        return vx_fail(vx_api_err(m), VOCIS_E_SHAPE, "voice speaker_emb has %zu values, this T3 expects %d",
                        c->speaker_emb.n, m->turbo->t3.speaker_dim);
     return VOCIS_OK;
 }
@@ -70,7 +70,7 @@ static vocis_status generate(vocis_model *m, const vx_cb_conds *c, const char *t
     vx_turbo_sampling s = sampling_of(o, on_token, user);
     vocis_status st = vx_t3_gpt2_generate(&m->turbo->t3, c->speaker_emb.data, c->cond_prompt_speech_tokens.data,
                                           (int)c->cond_prompt_speech_tokens.n, ids, (int)nids, &s, rng, m->threads,
-                                          toks, nt, &m->err);
+                                          toks, nt, vx_api_err(m));
     free(ids);
     return st;
 }
@@ -88,7 +88,7 @@ vocis_status vx_api_turbo_t3_generate(vocis_model *m, const vocis_voice *voice, 
 vocis_status vx_api_turbo_speak_chunk(vocis_model *m, const vx_cb_conds *v, const char *text,
                                       const vocis_t3_options *o, int cfm_steps, int (*on_token)(void *, int, int32_t),
                                       void *user, vx_rng *rng, float **wav, int64_t *nwav) {
-    vx_err *err = &m->err;
+    vx_err *err = vx_api_err(m);
     int32_t *toks = NULL;
     int nt = 0;
     int64_t *t64 = NULL;

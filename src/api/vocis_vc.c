@@ -23,8 +23,8 @@ static int progress(const vocis_convert_options *o, const char *stage, int step)
 vocis_status vocis_convert(vocis_model *m, const char *source_path, const vocis_voice *target,
                            const vocis_convert_options *opts, vocis_audio *out) {
     memset(out, 0, sizeof *out);
-    vx_err_clear(&m->err);
-    vx_err *err = &m->err;
+    vx_err_clear(vx_api_err(m));
+    vx_err *err = vx_api_err(m);
     if (!m->has_t3 && !m->is_vc)
         return vx_fail(err, VOCIS_E_UNSUPPORTED, "voice conversion needs a Chatterbox model folder");
     if (!source_path) return vx_fail(err, VOCIS_E_ARG, "no source recording given");

@@ -50,8 +50,8 @@ static int has_speaker_lines(const char *t) {
 vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices, int n_voices, const char *script,
                                 const vocis_speak_options *opts, vocis_audio *out) {
     memset(out, 0, sizeof *out);
-    vx_err_clear(&m->err);
-    vx_err *err = &m->err;
+    vx_err_clear(vx_api_err(m));
+    vx_err *err = vx_api_err(m);
     if (!m->vv) return vx_fail(err, VOCIS_E_UNSUPPORTED, "vocis_speak_script needs a VibeVoice model");
     if (!script) return vx_fail(err, VOCIS_E_ARG, "no script given");
     if (n_voices < 0 || n_voices > 64) return vx_fail(err, VOCIS_E_ARG, "%d voices (at most 64)", n_voices);
@@ -101,12 +101,12 @@ vocis_status vx_api_vv_speak(vocis_model *m, const vocis_voice *voice, const cha
                              const vocis_speak_options *opts, vocis_audio *out) {
     const char *q = text;
     while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
-    if (!*q) return vx_fail(&m->err, VOCIS_E_ARG, "text is empty");
+    if (!*q) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "text is empty");
     if (has_speaker_lines(text)) return vocis_speak_script(m, voice ? &voice : NULL, voice ? 1 : 0, text, opts, out);
     /* plain text: one line for Speaker 1 */
     size_t len = strlen(text);
     char *s = malloc(len + 16);
-    if (!s) return vx_fail(&m->err, VOCIS_E_NOMEM, "out of memory");
+    if (!s) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
     memcpy(s, "Speaker 1: ", 11);
     for (size_t i = 0; i < len; i++) s[11 + i] = text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
     s[11 + len] = '\0';

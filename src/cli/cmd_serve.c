@@ -7,12 +7,13 @@
 
 static const char usage[] =
     "usage: vocis serve --model DIR [--model NAME=DIR ...] [--voices DIR] [--host 127.0.0.1] [--port 8080]\n"
-    "                   [--api-key KEY] [--max-queue N] [--max-chars N] [--threads N] [--precision P]\n\n"
+    "                   [--api-key KEY] [--max-queue N] [--batch N] [--max-chars N] [--threads N] [--precision P]\n\n"
     "OpenAI-compatible HTTP speech server: POST /v1/audio/speech (mp3, opus, flac, wav, pcm; stream_format\n"
     "audio or sse), GET /v1/models, GET/POST/DELETE /v1/voices, GET /health, /ready, /metrics, and a web\n"
     "page at /. The first --model is the default and answers OpenAI's model names (tts-1, tts-1-hd,\n"
     "gpt-4o-mini-tts); OpenAI's voice names (alloy, nova, ...) pick the built-in voice unless a saved voice\n"
-    "has that name. Requests to one model run one at a time in arrival order (a queue of --max-queue).\n"
+    "has that name. Requests to one model are taken in arrival order (a queue of --max-queue); up to --batch\n"
+    "Chatterbox requests run at once, their T3 steps batched into one forward (each weight read once per step).\n"
     "Binds 127.0.0.1 unless told otherwise; SIGINT / SIGTERM shut it down cleanly (exit 0).";
 
 int cmd_serve(int argc, char **argv) {
@@ -30,6 +31,7 @@ int cmd_serve(int argc, char **argv) {
         }
     }
     argc = k;
+    int batch = c.batch;
     int port = c.port, max_queue = c.max_queue, max_chars = c.max_chars, idle = c.idle_timeout;
     int max_body_kb = (int)(c.max_body >> 10), max_upload_kb = (int)(c.max_upload >> 10), conns = c.max_connections;
     float timeout = (float)c.request_timeout;
@@ -41,6 +43,8 @@ int cmd_serve(int argc, char **argv) {
         {"--port-file", CLI_STR, &c.port_file, "write the bound port to this file once listening", 0, -1},
         {"--api-key", CLI_STR, &c.api_key, "require Authorization: Bearer KEY on /v1/*", 0, -1},
         {"--max-queue", CLI_INT, &max_queue, "requests waiting or running per model before 429 (16)", 1, 100000},
+        {"--batch", CLI_INT, &batch, "Chatterbox requests run at once, T3 steps batched (4; 1 = one at a time)", 1,
+         VX_SRV_MAX_WORKERS},
         {"--max-chars", CLI_INT, &max_chars, "longest input in characters (4096)", 1, 1 << 24},
         {"--max-body-kb", CLI_INT, &max_body_kb, "largest JSON request body in KiB (1024)", 1, 1 << 20},
         {"--max-upload-kb", CLI_INT, &max_upload_kb, "largest voice upload in KiB (16384)", 1, 1 << 21},
@@ -56,6 +60,7 @@ int cmd_serve(int argc, char **argv) {
     if (r) return r == 1 ? 0 : 2;
     if (cli_precision("serve", precision, &c.precision)) return 2;
     if (c.n_models == 0) return cli_error("serve", "--model DIR is required"), 2;
+    c.batch = batch;
     c.port = port, c.max_queue = max_queue, c.max_chars = max_chars, c.idle_timeout = idle;
     c.max_body = (size_t)max_body_kb << 10, c.max_upload = (size_t)max_upload_kb << 10;
     c.max_connections = conns, c.request_timeout = timeout;

@@ -39,7 +39,7 @@
 typedef enum vx_precision { VX_PREC_DEFAULT = 0, VX_PREC_EXACT = 1, VX_PREC_BF16 = 2, VX_PREC_Q8 = 3 } vx_precision;
 
 /* What `default` (0) means unless the environment says otherwise. */
-#define VX_PREC_DEFAULT_IS VX_PREC_BF16
+#define VX_PREC_DEFAULT_IS VX_PREC_EXACT
 
 /* 0 → the default mode: VOCIS_PRECISION from the environment when it names
  * a mode (exact, bf16, q8), else VX_PREC_DEFAULT_IS; other values unchanged.

@@ -1,9 +1,11 @@
 /* vocis serve: the HTTP server (libmicrohttpd, one thread per connection)
- * on the public API. Each model has one worker thread and a FIFO queue: a
- * model handle is not thread-safe, so its requests run one at a time (no
- * batching across requests yet). A connection thread parses the request,
- * queues a job and waits for its bytes; streaming responses hand the bytes
- * on as the worker's encoder produces them. */
+ * on the public API. Each model has a FIFO queue and worker threads: for
+ * Chatterbox, --batch workers call vocis_speak at once and the library runs
+ * their T3 steps as one batched forward (continuous batching: requests join
+ * and leave at any step); other families run one request at a time. A
+ * connection thread parses the request, queues a job and waits for its
+ * bytes; streaming responses hand the bytes on as the worker's encoder
+ * produces them. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -32,6 +34,7 @@ void vx_server_config_default(vx_server_config *c) {
     c->host = "127.0.0.1";
     c->port = 8080;
     c->max_queue = 16;
+    c->batch = 4;
     c->max_chars = 4096;
     c->max_body = 1 << 20;
     c->max_upload = 16 << 20;
@@ -56,8 +59,8 @@ typedef struct srv_model {
     char kind[16];
     vocis_model *m;
     server *srv;
-    pthread_t thr;
-    int thr_started;
+    pthread_t thr[VX_SRV_MAX_WORKERS];
+    int n_thr; /* workers started: several when the model batches concurrent requests */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     job *head, *tail;
@@ -1121,7 +1124,7 @@ static void shutdown_models(server *s) {
         pthread_mutex_lock(&sm->mu);
         pthread_cond_broadcast(&sm->cv);
         pthread_mutex_unlock(&sm->mu);
-        if (sm->thr_started) pthread_join(sm->thr, NULL);
+        for (int w = 0; w < sm->n_thr; w++) pthread_join(sm->thr[w], NULL);
         vocis_model_close(sm->m);
         pthread_mutex_destroy(&sm->mu);
         pthread_cond_destroy(&sm->cv);
@@ -1196,12 +1199,19 @@ int vx_server_run(const vx_server_config *cfg) {
             return 1;
         }
         snprintf(sm->kind, sizeof sm->kind, "%s", vocis_model_kind(sm->m));
-        if (pthread_create(&sm->thr, NULL, worker_main, sm)) {
-            fprintf(stderr, "vocis serve: cannot start a worker thread\n");
-            shutdown_models(s);
-            return 1;
+        /* Chatterbox (English / Multilingual) batches the T3 steps of concurrent vocis_speak calls:
+         * several workers feed it; other families run their requests one at a time. */
+        const int batching = !strcmp(sm->kind, "chatterbox") || !strcmp(sm->kind, "chatterbox-multilingual");
+        const int nw = batching ? (cfg->batch < 1 ? 1 : cfg->batch > VX_SRV_MAX_WORKERS ? VX_SRV_MAX_WORKERS : cfg->batch)
+                                : 1;
+        for (int w = 0; w < nw; w++) {
+            if (pthread_create(&sm->thr[w], NULL, worker_main, sm)) {
+                fprintf(stderr, "vocis serve: cannot start a worker thread\n");
+                shutdown_models(s);
+                return 1;
+            }
+            sm->n_thr++;
         }
-        sm->thr_started = 1;
     }
 
     struct sockaddr_in sa4;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #define VX_SRV_MAX_MODELS 8
+#define VX_SRV_MAX_WORKERS 16 /* concurrent requests per model */
 
 typedef struct vx_server_config {
     const char *models[VX_SRV_MAX_MODELS]; /* "DIR" or "NAME=DIR"; the first is the default */
@@ -21,6 +22,7 @@ typedef struct vx_server_config {
     const char *api_key;     /* NULL = no authentication */
     const char *config_path; /* hyper-parameter override file for every model */
     int max_queue;           /* requests waiting or running per model before 429 */
+    int batch;               /* requests of one Chatterbox model run at once, their T3 steps batched (4) */
     int max_chars;           /* longest input, in characters */
     size_t max_body;         /* largest JSON body, bytes */
     size_t max_upload;       /* largest voice upload, bytes */

@@ -10,6 +10,7 @@
 
 #include "io/jsonfile.h"
 #include "text/chatterbox_text.h"
+#include "text/strbuf.h"
 #include "text/unicode.h"
 
 /* ---- languages (mtl_tts.SUPPORTED_LANGUAGES) ---- */
@@ -30,30 +31,6 @@ const char *vx_mtl_language_list(void) {
 
 /* ---- growing strings ---- */
 
-typedef struct {
-    char *s;
-    size_t n, cap;
-} sbuf;
-
-static int sb_put(sbuf *b, const char *s, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 64;
-        while (nc < b->n + n + 1) nc *= 2;
-        char *p = realloc(b->s, nc);
-        if (!p) return -1;
-        b->s = p;
-        b->cap = nc;
-    }
-    if (n) memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-    return 0;
-}
-
-static int sb_cp(sbuf *b, uint32_t cp) {
-    char u[4];
-    return sb_put(b, u, (size_t)vx_utf8_put(cp, u));
-}
 
 static char *dup_str(const char *s) {
     size_t n = strlen(s) + 1;
@@ -135,20 +112,20 @@ vocis_status vx_py_lower(const char *in, char **out, vx_err *err) {
     VX_TRY(check_utf8(in, len, err));
     size_t n;
     uint32_t *cps = decode(in, len, &n);
-    sbuf b = {0};
-    if (!cps || sb_put(&b, "", 0)) goto nomem;
+    vx_sbuf b = {0};
+    if (!cps || vx_sbuf_put(&b, "", 0)) goto nomem;
     for (size_t i = 0; i < n; i++) {
         const uint32_t c = cps[i];
         int bad = 0;
         if (c < 0x80) {
             char ch = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-            bad = sb_put(&b, &ch, 1);
+            bad = vx_sbuf_put(&b, &ch, 1);
         } else if (c == 0x0130) { /* SpecialCasing: LATIN CAPITAL LETTER I WITH DOT ABOVE → i + COMBINING DOT ABOVE */
-            bad = sb_cp(&b, 0x69) || sb_cp(&b, 0x307);
+            bad = vx_sbuf_cp(&b, 0x69) || vx_sbuf_cp(&b, 0x307);
         } else if (c == 0x03A3) {
-            bad = sb_cp(&b, final_sigma(cps, n, i) ? 0x03C2 : 0x03C3);
+            bad = vx_sbuf_cp(&b, final_sigma(cps, n, i) ? 0x03C2 : 0x03C3);
         } else {
-            bad = sb_cp(&b, (uint32_t)utf8proc_tolower((utf8proc_int32_t)c));
+            bad = vx_sbuf_cp(&b, (uint32_t)utf8proc_tolower((utf8proc_int32_t)c));
         }
         if (bad) goto nomem;
     }
@@ -322,8 +299,8 @@ static vocis_status cangjie_convert(const vx_mtl_text *t, const char *in, char *
         return vx_fail(err, VOCIS_E_IO, "%s: not found; Chinese (zh) text needs the release's Cangjie table",
                        t ? t->path : VX_MTL_CANGJIE_FILE);
     const size_t len = strlen(in);
-    sbuf b = {0};
-    if (sb_put(&b, "", 0)) goto nomem;
+    vx_sbuf b = {0};
+    if (vx_sbuf_put(&b, "", 0)) goto nomem;
     for (size_t i = 0; i < len;) {
         uint32_t cp;
         int l = vx_utf8_next(in, len, i, &cp);
@@ -332,7 +309,7 @@ static vocis_status cangjie_convert(const vx_mtl_text *t, const char *in, char *
                                 ? bsearch(&key, t->glyphs, t->n, sizeof *t->glyphs, by_cp)
                                 : NULL;
         if (!g) {
-            if (sb_put(&b, in + i, (size_t)l)) goto nomem;
+            if (vx_sbuf_put(&b, in + i, (size_t)l)) goto nomem;
         } else {
             char code[512];
             int cl = snprintf(code, sizeof code, g->suffix > 0 ? "%s%d" : "%s", g->code, g->suffix);
@@ -344,10 +321,10 @@ static vocis_status cangjie_convert(const vx_mtl_text *t, const char *in, char *
                 uint32_t c;
                 int cl2 = vx_utf8_next(code, (size_t)cl, p, &c);
                 if (cl2 <= 0) break;
-                if (sb_put(&b, "[cj_", 4) || sb_put(&b, code + p, (size_t)cl2) || sb_put(&b, "]", 1)) goto nomem;
+                if (vx_sbuf_put(&b, "[cj_", 4) || vx_sbuf_put(&b, code + p, (size_t)cl2) || vx_sbuf_put(&b, "]", 1)) goto nomem;
                 p += (size_t)cl2;
             }
-            if (sb_put(&b, "[cj_.]", 6)) goto nomem;
+            if (vx_sbuf_put(&b, "[cj_.]", 6)) goto nomem;
         }
         i += (size_t)l;
     }
@@ -364,8 +341,8 @@ static vocis_status korean_normalize(const char *in, char **out, vx_err *err) {
     const size_t len = strlen(in);
     size_t n;
     uint32_t *cps = decode(in, len, &n);
-    sbuf b = {0};
-    if (!cps || sb_put(&b, "", 0)) goto nomem;
+    vx_sbuf b = {0};
+    if (!cps || vx_sbuf_put(&b, "", 0)) goto nomem;
     size_t lo = 0, hi = n;
     /* decomposition never yields whitespace, so strip() can be applied to the input's ends */
     while (lo < hi && vx_uc_py_space(cps[lo])) lo++;
@@ -375,10 +352,10 @@ static vocis_status korean_normalize(const char *in, char **out, vx_err *err) {
         int bad;
         if (c >= 0xAC00 && c <= 0xD7AF) {
             const uint32_t s = c - 0xAC00;
-            bad = sb_cp(&b, 0x1100 + s / 588) || sb_cp(&b, 0x1161 + (s % 588) / 28) ||
-                  (s % 28 && sb_cp(&b, 0x11A7 + s % 28));
+            bad = vx_sbuf_cp(&b, 0x1100 + s / 588) || vx_sbuf_cp(&b, 0x1161 + (s % 588) / 28) ||
+                  (s % 28 && vx_sbuf_cp(&b, 0x11A7 + s % 28));
         } else {
-            bad = sb_cp(&b, c);
+            bad = vx_sbuf_cp(&b, c);
         }
         if (bad) goto nomem;
     }
@@ -430,11 +407,11 @@ vocis_status vx_mtl_preprocess(const vx_mtl_text *t, const char *text, const cha
     else if (!(out->language = dup_str(out->nfkd))) st = vx_fail(err, VOCIS_E_NOMEM, "text: out of memory");
     if (st) goto fail;
     /* "[xx]" + text, then every ASCII space → [SPACE] */
-    sbuf b = {0};
-    int bad = sb_put(&b, "", 0);
-    if (*code) bad = bad || sb_put(&b, "[", 1) || sb_put(&b, code, strlen(code)) || sb_put(&b, "]", 1);
+    vx_sbuf b = {0};
+    int bad = vx_sbuf_put(&b, "", 0);
+    if (*code) bad = bad || vx_sbuf_put(&b, "[", 1) || vx_sbuf_put(&b, code, strlen(code)) || vx_sbuf_put(&b, "]", 1);
     for (const char *p = out->language; *p && !bad; p++)
-        bad = *p == ' ' ? sb_put(&b, "[SPACE]", 7) : sb_put(&b, p, 1);
+        bad = *p == ' ' ? vx_sbuf_put(&b, "[SPACE]", 7) : vx_sbuf_put(&b, p, 1);
     if (bad) {
         free(b.s);
         st = vx_fail(err, VOCIS_E_NOMEM, "text: out of memory");

@@ -4,49 +4,9 @@
 #include <string.h>
 
 #include "text/chatterbox_text.h"
+#include "text/strbuf.h"
 #include "text/unicode.h"
 
-typedef struct {
-    char *s;
-    size_t n, cap;
-} sbuf;
-
-static int sb_put(sbuf *b, const char *s, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 64;
-        while (nc < b->n + n + 1) nc *= 2;
-        char *p = realloc(b->s, nc);
-        if (!p) return -1;
-        b->s = p;
-        b->cap = nc;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-    return 0;
-}
-
-/* Python str.replace(find, rep): every non-overlapping occurrence, left to
- * right. Replaces the contents of *s (string, length and capacity). */
-static int replace_all(sbuf *s, const char *find, const char *rep) {
-    size_t fl = strlen(find), rl = strlen(rep);
-    if (!strstr(s->s, find)) return 0;
-    sbuf b = {0};
-    const char *p = s->s, *end = s->s + s->n;
-    for (;;) {
-        const char *hit = strstr(p, find);
-        if (!hit) break;
-        if (sb_put(&b, p, (size_t)(hit - p)) || sb_put(&b, rep, rl)) goto fail;
-        p = hit + fl;
-    }
-    if (sb_put(&b, p, (size_t)(end - p))) goto fail;
-    free(s->s);
-    *s = b;
-    return 0;
-fail:
-    free(b.s);
-    return -1;
-}
 
 /* The sentence enders that Chatterbox-Multilingual's punc_norm adds: 、，。？！ */
 static int ends_with_mtl_ender(const char *s, size_t n) {
@@ -96,7 +56,7 @@ static vocis_status punc_norm(const char *in, int mtl, char **out, vx_err *err) 
 
     /* 2. " ".join(text.split()): drop runs of Python whitespace, join words
      *    with one ASCII space. */
-    sbuf b = {0};
+    vx_sbuf b = {0};
     int in_word = 0, any = 0;
     for (size_t i = 0; i < len;) {
         const char *src = i == 0 ? head : in + i;
@@ -106,13 +66,13 @@ static vocis_status punc_norm(const char *in, int mtl, char **out, vx_err *err) 
         if (vx_uc_py_space(cp)) {
             in_word = 0;
         } else {
-            if (!in_word && any && sb_put(&b, " ", 1)) goto nomem;
-            if (sb_put(&b, src, sl)) goto nomem;
+            if (!in_word && any && vx_sbuf_put(&b, " ", 1)) goto nomem;
+            if (vx_sbuf_put(&b, src, sl)) goto nomem;
             in_word = any = 1;
         }
         i += (size_t)kk;
     }
-    if (!b.s && sb_put(&b, "", 0)) goto nomem;
+    if (!b.s && vx_sbuf_put(&b, "", 0)) goto nomem;
 
     /* 3. The replacement table, one rule after the other. */
     static const char *const table[][2] = {
@@ -130,12 +90,12 @@ static vocis_status punc_norm(const char *in, int mtl, char **out, vx_err *err) 
         {"\xE2\x80\x99", "'"},  /* U+2019 */
     };
     for (size_t r = 0; r < sizeof table / sizeof table[0]; r++)
-        if (replace_all(&b, table[r][0], table[r][1])) goto nomem;
+        if (vx_sbuf_replace(&b, table[r][0], table[r][1])) goto nomem;
 
     /* 4. rstrip(" ") and 5. a full stop unless it ends with . ! ? - , */
     while (b.n && b.s[b.n - 1] == ' ') b.s[--b.n] = '\0';
     if (!b.n || (!strchr(".!?-,", b.s[b.n - 1]) && !(mtl && ends_with_mtl_ender(b.s, b.n)))) {
-        if (sb_put(&b, ".", 1)) goto nomem;
+        if (vx_sbuf_put(&b, ".", 1)) goto nomem;
     }
     *out = b.s;
     return VOCIS_OK;

@@ -9,44 +9,9 @@
 #include <unistd.h>
 
 #include "io/jsonfile.h"
+#include "text/strbuf.h"
 #include "text/unicode.h"
 
-typedef struct {
-    char *s;
-    size_t n, cap;
-} tbuf;
-
-static int tb_put(tbuf *b, const char *s, size_t n) {
-    if (b->n + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 64;
-        while (nc < b->n + n + 1) nc *= 2;
-        char *p = realloc(b->s, nc);
-        if (!p) return -1;
-        b->s = p;
-        b->cap = nc;
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-    return 0;
-}
-
-/* Python str.replace(find, rep) on the whole buffer. */
-static int tb_replace(tbuf *s, const char *find, const char *rep) {
-    const size_t fl = strlen(find), rl = strlen(rep);
-    if (!strstr(s->s, find)) return 0;
-    tbuf b = {0};
-    const char *p = s->s, *end = s->s + s->n;
-    for (const char *hit; (hit = strstr(p, find)); p = hit + fl)
-        if (tb_put(&b, p, (size_t)(hit - p)) || tb_put(&b, rep, rl)) goto fail;
-    if (tb_put(&b, p, (size_t)(end - p))) goto fail;
-    free(s->s);
-    *s = b;
-    return 0;
-fail:
-    free(b.s);
-    return -1;
-}
 
 vocis_status vx_turbo_punc_norm(const char *in, char **out, vx_err *err) {
     *out = NULL;
@@ -76,7 +41,7 @@ vocis_status vx_turbo_punc_norm(const char *in, char **out, vx_err *err) {
         head_len = (size_t)k0;
     }
     /* " ".join(text.split()) */
-    tbuf b = {0};
+    vx_sbuf b = {0};
     int in_word = 0, any = 0;
     for (size_t i = 0; i < len;) {
         int k = vx_utf8_next(in, len, i, &cp);
@@ -85,13 +50,13 @@ vocis_status vx_turbo_punc_norm(const char *in, char **out, vx_err *err) {
         if (vx_uc_py_space(cp)) {
             in_word = 0;
         } else {
-            if (!in_word && any && tb_put(&b, " ", 1)) goto nomem;
-            if (tb_put(&b, src, sl)) goto nomem;
+            if (!in_word && any && vx_sbuf_put(&b, " ", 1)) goto nomem;
+            if (vx_sbuf_put(&b, src, sl)) goto nomem;
             in_word = any = 1;
         }
         i += (size_t)k;
     }
-    if (!b.s && tb_put(&b, "", 0)) goto nomem;
+    if (!b.s && vx_sbuf_put(&b, "", 0)) goto nomem;
     static const char *const table[][2] = {
         {"\xE2\x80\xA6", ", "}, /* U+2026 … */
         {":", ","},
@@ -104,10 +69,10 @@ vocis_status vx_turbo_punc_norm(const char *in, char **out, vx_err *err) {
         {"\xE2\x80\x99", "'"},  /* U+2019 */
     };
     for (size_t r = 0; r < sizeof table / sizeof table[0]; r++)
-        if (tb_replace(&b, table[r][0], table[r][1])) goto nomem;
+        if (vx_sbuf_replace(&b, table[r][0], table[r][1])) goto nomem;
     while (b.n && b.s[b.n - 1] == ' ') b.s[--b.n] = '\0';
     if (!b.n || !strchr(".!?-,", b.s[b.n - 1]))
-        if (tb_put(&b, ".", 1)) goto nomem;
+        if (vx_sbuf_put(&b, ".", 1)) goto nomem;
     *out = b.s;
     return VOCIS_OK;
 nomem:

@@ -1,6 +1,8 @@
 #include "models/vibevoice/generate.h"
 
 #include <math.h>
+
+#include "base/flist.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,26 +120,7 @@ vocis_status vx_vv_prepare(const vx_vv_model *m, const char *script, size_t len,
     return st;
 }
 
-/* ---- a growable float list (audio, per-frame trace rows) ------------------- */
-
-typedef struct flist {
-    float *v;
-    int64_t n, cap;
-} flist;
-
-static int flist_add(flist *l, const float *x, int64_t n) {
-    if (l->n + n > l->cap) {
-        int64_t cap = l->cap ? l->cap : 4096;
-        while (cap < l->n + n) cap *= 2;
-        float *p = realloc(l->v, sizeof(float) * (size_t)cap);
-        if (!p) return -1;
-        l->v = p;
-        l->cap = cap;
-    }
-    memcpy(l->v + l->n, x, sizeof(float) * (size_t)n);
-    l->n += n;
-    return 0;
-}
+/* ---- per-frame trace rows ---------------------------------------------------- */
 
 /* Per-frame tensors kept for the trace (08_e2e names). */
 enum { TR_NOISE, TR_POS, TR_NEG, TR_LATENT, TR_DEC_IN, TR_AUDIO, TR_SEM, TR_AC_EMB, TR_SE_EMB, TR_LOGITS, TR_N };
@@ -254,7 +237,7 @@ vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const 
     float *pcm = malloc(sizeof(float) * (size_t)hop), *sem = malloc(sizeof(float) * (size_t)SD);
     int32_t *gen = malloc(sizeof(int32_t) * (size_t)max_steps);
     float noise_used[2 * 256];
-    flist out = {0}, tr[TR_N];
+    vx_flist out = {0}, tr[TR_N];
     memset(tr, 0, sizeof tr);
     vocis_status st = VOCIS_OK;
     int64_t ngen = 0, nframes = 0;
@@ -283,7 +266,7 @@ vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const 
             for (int i = 0; i < 4; i++)
                 for (int j = 0; j < 4; j++)
                     if (by_id[j] == want[i]) row[i] = lg[j];
-            if (flist_add(&tr[TR_LOGITS], row, 4)) goto oom;
+            if (vx_flist_add(&tr[TR_LOGITS], row, 4)) goto oom;
         }
         if (o->on_token && o->on_token(o->user, step, tok)) {
             st = vx_fail(err, VOCIS_E_CANCELLED, "cancelled");
@@ -323,10 +306,10 @@ vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const 
                 const float *rows[TR_LOGITS] = {noise_used, hpos, hneg, lat, z, pcm, sem, nxt, emb2};
                 const int64_t len[TR_LOGITS] = {2 * D, H, H, D, D, hop, SD, H, H};
                 for (int i = 0; i < TR_LOGITS; i++)
-                    if (flist_add(&tr[i], rows[i], len[i])) goto oom;
+                    if (vx_flist_add(&tr[i], rows[i], len[i])) goto oom;
             }
             for (int64_t i = 0; i < H; i++) nxt[i] += emb2[i];
-            if (flist_add(&out, pcm, hop)) goto oom;
+            if (vx_flist_add(&out, pcm, hop)) goto oom;
             nframes++;
             if (o->on_audio && o->on_audio(o->user, pcm, hop)) {
                 st = vx_fail(err, VOCIS_E_CANCELLED, "cancelled");

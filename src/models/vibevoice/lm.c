@@ -125,17 +125,14 @@ vocis_status vx_vv_lm_preset(const char *name, vx_vv_config *c, vx_err *err) {
     return VOCIS_OK;
 }
 
-vocis_status vx_vv_lm_synthetic_weights(const vx_vv_config *c, vx_dtype dt, uint64_t seed, vx_weights **out,
-                                        vx_err *err) {
+vocis_status vx_vv_synth_qwen2_stack(vx_synth *s, const vx_vv_config *c, const char *P, int layers, int norm,
+                                    vx_dtype dt, vx_err *err) {
     const int64_t H = c->hidden_size, F = c->intermediate_size, hd = c->head_dim,
                   kv = (int64_t)c->num_key_value_heads * hd, q = (int64_t)c->num_attention_heads * hd;
-    vx_synth *s = vx_synth_new(seed);
-    if (!s) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     vocis_status st = VOCIS_OK;
-    const char *P = "model.language_model.";
 #define ADD(scale, ...) \
     if (st == VOCIS_OK) st = vx_synth_add(s, dt, scale, __VA_ARGS__)
-    for (int l = 0; l < c->num_hidden_layers; l++) {
+    for (int l = 0; l < layers; l++) {
         ADD(0.02f, VX_DIMS(q, H), err, "%slayers.%d.self_attn.q_proj.weight", P, l);
         ADD(0.02f, VX_DIMS(q), err, "%slayers.%d.self_attn.q_proj.bias", P, l);
         ADD(0.02f, VX_DIMS(kv, H), err, "%slayers.%d.self_attn.k_proj.weight", P, l);
@@ -149,10 +146,20 @@ vocis_status vx_vv_lm_synthetic_weights(const vx_vv_config *c, vx_dtype dt, uint
         ADD(-1.0f, VX_DIMS(H), err, "%slayers.%d.input_layernorm.weight", P, l);
         ADD(-1.0f, VX_DIMS(H), err, "%slayers.%d.post_attention_layernorm.weight", P, l);
     }
-    ADD(-1.0f, VX_DIMS(H), err, "%snorm.weight", P);
-    ADD(0.05f, VX_DIMS(c->vocab_size, H), err, "%sembed_tokens.weight", P);
-    if (!c->tie_word_embeddings) ADD(0.02f, VX_DIMS(c->vocab_size, H), err, "lm_head.weight");
+    if (norm) ADD(-1.0f, VX_DIMS(H), err, "%snorm.weight", P);
 #undef ADD
+    return st;
+}
+
+vocis_status vx_vv_lm_synthetic_weights(const vx_vv_config *c, vx_dtype dt, uint64_t seed, vx_weights **out,
+                                        vx_err *err) {
+    vx_synth *s = vx_synth_new(seed);
+    if (!s) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    const char *P = "model.language_model.";
+    vocis_status st = vx_vv_synth_qwen2_stack(s, c, P, c->num_hidden_layers, 1, dt, err);
+    if (st == VOCIS_OK) st = vx_synth_add(s, dt, 0.05f, VX_DIMS(c->vocab_size, c->hidden_size), err, "%sembed_tokens.weight", P);
+    if (st == VOCIS_OK && !c->tie_word_embeddings)
+        st = vx_synth_add(s, dt, 0.02f, VX_DIMS(c->vocab_size, c->hidden_size), err, "lm_head.weight");
     if (st == VOCIS_OK) st = vx_synth_open(s, out, err);
     vx_synth_free(s);
     return st;

@@ -32,6 +32,11 @@ void vx_vv_lm_logits_subset(const vx_vv_lm *lm, const float *h, const int32_t *i
  * from vx_vv_lm_preset), as a weight set for vx_vv_lm_init. */
 vocis_status vx_vv_lm_synthetic_weights(const vx_vv_config *c, vx_dtype dt, uint64_t seed, vx_weights **out,
                                         vx_err *err);
+/* Adds the random tensors of a Qwen2 stack "<P>layers.{i}.…" (+ "<P>norm.weight" when norm)
+ * at the dims of c to a synthetic checkpoint builder (models/synthetic.h). */
+struct vx_synth;
+vocis_status vx_vv_synth_qwen2_stack(struct vx_synth *s, const vx_vv_config *c, const char *P, int layers, int norm,
+                                    vx_dtype dt, vx_err *err);
 /* The configuration of the released models, "1.5b" or "7b": Qwen2 dims,
  * the tokenizers, diffusion head and preprocessor (as their config.json). */
 vocis_status vx_vv_lm_preset(const char *name, vx_vv_config *c, vx_err *err);

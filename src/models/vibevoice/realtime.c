@@ -1,6 +1,8 @@
 #include "models/vibevoice/realtime.h"
 
 #include <math.h>
+
+#include "base/flist.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,32 +129,6 @@ void vx_rt_model_free(vx_rt_model *m) {
     memset(m, 0, sizeof *m);
 }
 
-static vocis_status synth_stack(vx_synth *s, const vx_vv_config *c, const char *P, int layers, int norm, vx_dtype dt,
-                                vx_err *err) {
-    const int64_t H = c->hidden_size, F = c->intermediate_size, hd = c->head_dim,
-                  kv = (int64_t)c->num_key_value_heads * hd, q = (int64_t)c->num_attention_heads * hd;
-    vocis_status st = VOCIS_OK;
-#define ADD(scale, ...) \
-    if (st == VOCIS_OK) st = vx_synth_add(s, dt, scale, __VA_ARGS__)
-    for (int l = 0; l < layers; l++) {
-        ADD(0.02f, VX_DIMS(q, H), err, "%slayers.%d.self_attn.q_proj.weight", P, l);
-        ADD(0.02f, VX_DIMS(q), err, "%slayers.%d.self_attn.q_proj.bias", P, l);
-        ADD(0.02f, VX_DIMS(kv, H), err, "%slayers.%d.self_attn.k_proj.weight", P, l);
-        ADD(0.02f, VX_DIMS(kv), err, "%slayers.%d.self_attn.k_proj.bias", P, l);
-        ADD(0.02f, VX_DIMS(kv, H), err, "%slayers.%d.self_attn.v_proj.weight", P, l);
-        ADD(0.02f, VX_DIMS(kv), err, "%slayers.%d.self_attn.v_proj.bias", P, l);
-        ADD(0.02f, VX_DIMS(H, q), err, "%slayers.%d.self_attn.o_proj.weight", P, l);
-        ADD(0.02f, VX_DIMS(F, H), err, "%slayers.%d.mlp.gate_proj.weight", P, l);
-        ADD(0.02f, VX_DIMS(F, H), err, "%slayers.%d.mlp.up_proj.weight", P, l);
-        ADD(0.01f, VX_DIMS(H, F), err, "%slayers.%d.mlp.down_proj.weight", P, l);
-        ADD(-1.0f, VX_DIMS(H), err, "%slayers.%d.input_layernorm.weight", P, l);
-        ADD(-1.0f, VX_DIMS(H), err, "%slayers.%d.post_attention_layernorm.weight", P, l);
-    }
-    if (norm) ADD(-1.0f, VX_DIMS(H), err, "%snorm.weight", P);
-#undef ADD
-    return st;
-}
-
 vocis_status vx_rt_model_synthetic(vx_rt_model *m, vx_dtype dt, int precision, uint64_t seed, vx_err *err) {
     memset(m, 0, sizeof *m);
     m->neg_id = -1;
@@ -168,8 +144,8 @@ vocis_status vx_rt_model_synthetic(vx_rt_model *m, vx_dtype dt, int precision, u
     const int64_t H = c->hidden_size;
     vx_synth *s = vx_synth_new(seed);
     if (!s) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    vocis_status st = synth_stack(s, c, "model.language_model.", 4, 0, dt, err);
-    if (!st) st = synth_stack(s, c, "model.tts_language_model.", 20, 1, dt, err);
+    vocis_status st = vx_vv_synth_qwen2_stack(s, c, "model.language_model.", 4, 0, dt, err);
+    if (!st) st = vx_vv_synth_qwen2_stack(s, c, "model.tts_language_model.", 20, 1, dt, err);
     if (!st) st = vx_synth_add(s, dt, 0.05f, VX_DIMS(c->vocab_size, H), err, "model.language_model.embed_tokens.weight");
     if (!st) st = vx_synth_add(s, VX_F32, 0.05f, VX_DIMS(2, H), err, "model.tts_input_types.weight");
     if (!st) st = vx_synth_add(s, dt, 0.02f, VX_DIMS(H, H), err, "tts_eos_classifier.fc1.weight");
@@ -455,25 +431,6 @@ vocis_status vx_rt_preset_write(const vx_rt_preset *p, vx_st_writer *w, vx_err *
 
 /* ---- session ------------------------------------------------------------------ */
 
-typedef struct flist {
-    float *v;
-    int64_t n, cap;
-} flist;
-
-static int flist_add(flist *l, const float *x, int64_t n) {
-    if (l->n + n > l->cap) {
-        int64_t cap = l->cap ? l->cap : 1024;
-        while (cap < l->n + n) cap *= 2;
-        float *p = realloc(l->v, sizeof(float) * (size_t)cap);
-        if (!p) return -1;
-        l->v = p;
-        l->cap = cap;
-    }
-    memcpy(l->v + l->n, x, sizeof(float) * (size_t)n);
-    l->n += n;
-    return 0;
-}
-
 enum { TR_NOISE, TR_POS, TR_NEG, TR_LATENT, TR_DEC_IN, TR_AUDIO, TR_EMB, TR_APPENDED, TR_EOS_LOGIT, TR_EOS_PROB,
        TR_EOS_HIDDEN, TR_LOWER, TR_SEQ, TR_N };
 
@@ -493,8 +450,8 @@ struct vx_rt_session {
     int32_t *toks;
     int64_t ntok, ctok, consumed;
     int eos, capped, failed;
-    flist audio;
-    flist tr[TR_N];
+    vx_flist audio;
+    vx_flist tr[TR_N];
 };
 
 void vx_rt_opts_default(vx_rt_opts *o) {
@@ -557,7 +514,7 @@ vocis_status vx_rt_session_new(const vx_rt_model *m, const vx_rt_preset *p, cons
     if (o->trace) {
         const float pseudo = (float)m->neg_id;
         for (int64_t i = 0; i < T_tts; i++)
-            if (flist_add(&s->tr[TR_SEQ], &pseudo, 1)) {
+            if (vx_flist_add(&s->tr[TR_SEQ], &pseudo, 1)) {
                 st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
                 goto fail;
             }
@@ -602,7 +559,7 @@ static vocis_status add_tokens(vx_rt_session *s, const int32_t *ids, int64_t n, 
 }
 
 #define TRACE(i, ptr, n) \
-    if (s->o.trace && flist_add(&s->tr[i], ptr, n)) return vx_fail(err, VOCIS_E_NOMEM, "out of memory")
+    if (s->o.trace && vx_flist_add(&s->tr[i], ptr, n)) return vx_fail(err, VOCIS_E_NOMEM, "out of memory")
 
 /* One iteration of upstream's window loop. */
 static vocis_status run_window(vx_rt_session *s, vx_err *err) {
@@ -658,7 +615,7 @@ static vocis_status run_window(vx_rt_session *s, vx_err *err) {
         const float kf = (float)keep, one = 1.0f;
         TRACE(TR_APPENDED, &kf, 1);
         if (keep) {
-            if (flist_add(&s->audio, s->pcm, hop)) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+            if (vx_flist_add(&s->audio, s->pcm, hop)) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
             if (s->o.on_audio && s->o.on_audio(s->o.user, s->pcm, hop))
                 return vx_fail(err, VOCIS_E_CANCELLED, "cancelled");
         }
