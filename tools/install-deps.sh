@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages vocis builds with (see README: Dependencies).
+# --tests also installs what only the test suite uses: Debian's chromium (the
+# web page test drives it headless) and nginx-light (the scale-out recipe).
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
+EXTRA=()
+[ "${1:-}" = "--tests" ] && EXTRA=(chromium nginx-light)
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential cmake pkg-config \
     libopenblas-dev libcjson-dev libsndfile1-dev libsoxr-dev \
     libpcre2-dev libutf8proc-dev libfftw3-dev libmicrohttpd-dev time \
-    python3 python3-numpy >/dev/null  # python3-numpy: tests of the Python binding (bindings/python)
+    python3 python3-numpy "${EXTRA[@]}" >/dev/null  # python3-numpy: tests of the Python binding

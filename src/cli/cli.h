@@ -41,6 +41,7 @@ int cmd_bench(int argc, char **argv);
 int bench_s3gen(int argc, char **argv);
 int bench_speak(int argc, char **argv);
 int bench_serve(int argc, char **argv);
+int bench_convert(int argc, char **argv);
 /* `vocis bench clone` (cmd_bench_clone.c). */
 int bench_clone(int argc, char **argv);
 /* `vocis bench vibevoice` (cmd_bench_vv.c). */

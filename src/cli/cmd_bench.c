@@ -236,6 +236,7 @@ int cmd_bench(int argc, char **argv) {
                    "  speak  Chatterbox end to end (T3 + S3Gen + HiFT), real-time factor\n"
                    "  clone  Chatterbox voice cloning of a 10 s reference (all front ends)\n"
                    "  serve  continuous batching: concurrent Chatterbox requests, T3 steps/s and audio/s\n"
+                   "  convert  Chatterbox voice conversion of 10 s of speech\n"
                    "  vibevoice  VibeVoice per-frame generation cost and real-time factor\n");
         return argc < 2 ? 2 : 0;
     }
@@ -245,6 +246,7 @@ int cmd_bench(int argc, char **argv) {
     if (!strcmp(argv[1], "speak")) return bench_speak(argc - 1, argv + 1);
     if (!strcmp(argv[1], "clone")) return bench_clone(argc - 1, argv + 1);
     if (!strcmp(argv[1], "serve")) return bench_serve(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "convert")) return bench_convert(argc - 1, argv + 1);
     if (!strcmp(argv[1], "vibevoice")) return bench_vibevoice(argc - 1, argv + 1);
     return cli_error("bench", "unknown benchmark '%s' (see vocis bench --help)", argv[1]), 2;
 }

@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "kernels/precision.h"
 #include "models/chatterbox/hift.h"
+#include "models/chatterbox/s3tokenizer.h"
 #include "models/chatterbox/s3gen_flow.h"
 #include "models/chatterbox/t3.h"
 #include "models/chatterbox/t3_batch.h"
@@ -416,6 +417,67 @@ int bench_serve(int argc, char **argv) {
     acoustic_free(&a);
     vx_t3_free(&t3);
     if (st) return cli_error("bench", "%s", err.msg);
+    printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
+    return 0;
+}
+
+/* `vocis bench convert`: voice conversion of `seconds` of source speech (ChatterboxVC) on random
+ * weights at the release's dimensions: the source's S3 tokens (25 a second), then S3Gen over the
+ * 10 s target prompt + the source tokens and HiFT. Compared with S3Gen + HiFT alone for the same
+ * audio (the issue's yardstick: convert <= 2 x that). */
+int bench_convert(int argc, char **argv) {
+    int synthetic = 0, threads = 0;
+    float seconds = 10.0f;
+    const char *precision = NULL;
+    const cli_opt opts[] = {
+        {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions (required)", 0, -1},
+        {"--seconds", CLI_FLOAT, &seconds, "source speech in seconds (10)", 0.5, 120},
+        {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
+        {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
+    };
+    int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
+                      "usage: vocis bench convert --synthetic [--seconds S] [--threads N]\n\n"
+                      "Times Chatterbox voice conversion of S seconds of speech on random weights at the\n"
+                      "release's dimensions: S3 tokenizer, then S3Gen (10 s target prompt) + HiFT.");
+    if (r) return r == 1 ? 0 : 2;
+    if (!synthetic) return cli_error("bench", "--synthetic is required (random weights at real dimensions)"), 2;
+    if (threads <= 0) threads = vx_default_threads();
+    int prec;
+    if (cli_precision("bench", precision, &prec)) return 2;
+    prec = vx_precision_resolve(prec);
+    vx_err err = {0};
+    acoustic a = {0};
+    vx_s3tok *tok = NULL;
+    vocis_status st = acoustic_new(&a, computed_dtype(VX_F32, prec), 10.0, &err);
+    if (!st) st = vx_s3tok_random(128, 1280, 20, 6, 12, &tok, &err);
+    const int64_t n16 = (int64_t)(seconds * 16000);
+    float *src = malloc(sizeof(float) * (size_t)n16);
+    int64_t *codes = NULL, ncodes = 0;
+    if (!st && !src) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+    for (int64_t i = 0; src && i < n16; i++)
+        src[i] = 0.2f * sinf(0.031f * (float)i) * (0.5f + 0.5f * sinf(0.0004f * (float)i));
+    printf("model: synthetic S3 tokenizer + S3Gen + HiFT, precision %s, %d threads, %.1f s source\n",
+           vx_precision_name(prec), threads, seconds);
+    acoustic_times at = {0};
+    double t_tok = 0;
+    for (int k = 0; k < 2 && !st; k++) { /* warm-up, then timed */
+        free(codes);
+        codes = NULL;
+        const double t0 = bench_now_s();
+        st = vx_s3tok_tokenize(tok, src, n16, 0, &codes, &ncodes, threads, &err);
+        t_tok = bench_now_s() - t0;
+        vx_rng rng;
+        vx_rng_seed(&rng, 0);
+        if (!st) st = acoustic_run(&a, codes, ncodes, 10, &rng, threads, &at, &err);
+    }
+    free(src), free(codes);
+    vx_s3tok_free(tok);
+    acoustic_free(&a);
+    if (st) return cli_error("bench", "%s", err.msg);
+    const double total = t_tok + at.flow + at.hift, audio = (double)at.samples / VX_HIFT_SR;
+    printf("s3_tokens: %.0f ms (%lld tokens)\n", 1e3 * t_tok, (long long)ncodes);
+    printf("s3gen_hift: %.0f ms (flow %.0f + HiFT %.0f)\n", 1e3 * (at.flow + at.hift), 1e3 * at.flow, 1e3 * at.hift);
+    printf("convert: %.0f ms (%.2f x S3Gen+HiFT; rtf %.2f)\n", 1e3 * total, total / (at.flow + at.hift), total / audio);
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
     return 0;
 }
