@@ -644,6 +644,11 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
 cancelled:
     st = vx_fail(err, VOCIS_E_CANCELLED, "synthesis cancelled");
 done:
+    if (st) { /* a chunk that fails (or is cancelled after HiFT) hands no audio back */
+        free(*wav);
+        *wav = NULL;
+        *nwav = 0;
+    }
     free(ids), free(toks), free(toks64), free(mel);
     return st;
 }
