@@ -50,5 +50,6 @@ int cmd_speak(int argc, char **argv);
 int cmd_voice(int argc, char **argv);
 int cmd_serve(int argc, char **argv); /* cmd_serve.c */
 int cmd_convert(int argc, char **argv);
+int cmd_info(int argc, char **argv);
 
 #endif

@@ -28,6 +28,15 @@
 /* The dtype a stored matrix dtype is computed in under a precision policy. The
  * synthetic flow is built directly in it: its generator rounds each f32 value
  * to bf16 exactly as the load-time conversion of a stored F32 file would. */
+/* After option parsing: --synthetic is required; default threads; the resolved precision. 0 or an exit status. */
+static int bench_common_args(int synthetic, int *threads, const char *precision, int *prec) {
+    if (!synthetic) return cli_error("bench", "--synthetic is required (random weights at real dimensions)"), 2;
+    if (*threads <= 0) *threads = vx_default_threads();
+    if (cli_precision("bench", precision, prec)) return 2;
+    *prec = vx_precision_resolve(*prec);
+    return 0;
+}
+
 static vx_dtype computed_dtype(vx_dtype stored, int prec) {
     return stored == VX_F32 && (prec == VX_PREC_BF16 || prec == VX_PREC_Q8) ? VX_BF16 : stored;
 }
@@ -139,13 +148,10 @@ int bench_s3gen(int argc, char **argv) {
                       "encoder, each Euler step of the CFM estimator (a CFG pair over prompt + generated\n"
                       "frames), and the HiFT vocoder. rtf = (flow + HiFT time) / generated audio length.");
     if (r) return r == 1 ? 0 : 2;
-    if (!synthetic) return cli_error("bench", "--synthetic is required (random weights at real dimensions)"), 2;
+    int prec;
+    if ((r = bench_common_args(synthetic, &threads, precision, &prec))) return r;
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be f32, bf16 or f16"), 2;
-    if (threads <= 0) threads = vx_default_threads();
-    int prec;
-    if (cli_precision("bench", precision, &prec)) return 2;
-    prec = vx_precision_resolve(prec);
 
     vx_err err = {0};
     acoustic a;
@@ -216,13 +222,10 @@ int bench_speak(int argc, char **argv) {
                       "25 speech tokens per second of audio (a CFG pair per token), then the S3Gen flow\n"
                       "(10 Euler steps) and HiFT. rtf = total time / generated audio length.");
     if (r) return r == 1 ? 0 : 2;
-    if (!synthetic) return cli_error("bench", "--synthetic is required (random weights at real dimensions)"), 2;
+    int prec;
+    if ((r = bench_common_args(synthetic, &threads, precision, &prec))) return r;
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
-    if (threads <= 0) threads = vx_default_threads();
-    int prec;
-    if (cli_precision("bench", precision, &prec)) return 2;
-    prec = vx_precision_resolve(prec);
     const int want = (int)lround((double)seconds * TOKENS_PER_S) > 0 ? (int)lround((double)seconds * TOKENS_PER_S) : 1;
 
     vx_err err = {0};
@@ -319,11 +322,8 @@ int bench_serve(int argc, char **argv) {
                       "release's dimensions: T3 sequence-steps per second and audio seconds per wall second\n"
                       "at each concurrency level.");
     if (r) return r == 1 ? 0 : 2;
-    if (!synthetic) return cli_error("bench", "--synthetic is required (random weights at real dimensions)"), 2;
-    if (threads <= 0) threads = vx_default_threads();
     int prec;
-    if (cli_precision("bench", precision, &prec)) return 2;
-    prec = vx_precision_resolve(prec);
+    if ((r = bench_common_args(synthetic, &threads, precision, &prec))) return r;
     int lv[16], nlv = 0;
     for (const char *p = levels; *p && nlv < 16;) {
         char *end;
@@ -440,11 +440,8 @@ int bench_convert(int argc, char **argv) {
                       "Times Chatterbox voice conversion of S seconds of speech on random weights at the\n"
                       "release's dimensions: S3 tokenizer, then S3Gen (10 s target prompt) + HiFT.");
     if (r) return r == 1 ? 0 : 2;
-    if (!synthetic) return cli_error("bench", "--synthetic is required (random weights at real dimensions)"), 2;
-    if (threads <= 0) threads = vx_default_threads();
     int prec;
-    if (cli_precision("bench", precision, &prec)) return 2;
-    prec = vx_precision_resolve(prec);
+    if ((r = bench_common_args(synthetic, &threads, precision, &prec))) return r;
     vx_err err = {0};
     acoustic a = {0};
     vx_s3tok *tok = NULL;

@@ -13,6 +13,7 @@ typedef struct {
 
 static const command commands[] = {
     {"speak", cmd_speak, "text to speech (Chatterbox family, VibeVoice) to a WAV/FLAC/OGG file or raw PCM"},
+    {"info", cmd_info, "say which model a folder holds (and its languages)"},
     {"convert", cmd_convert, "Chatterbox voice conversion: say a recording in another voice"},
     {"voice", cmd_voice, "create vocis voice files: clone a recording, or convert a conds.pt"},
     {"tokenize", cmd_tokenize, "print the model's text token ids for a text"},

@@ -1,0 +1,1 @@
+vocis_script_test(cli_info cli/info.sh)
