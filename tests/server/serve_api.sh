@@ -174,9 +174,11 @@ stop_server TERM
 [ "$SRV_RC" = 0 ] && grep -q 'SIGTERM: shutting down' "$SCRATCH/server.log" && ok "SIGTERM: clean exit 0" || bad "SIGTERM exit $SRV_RC"
 
 # ---- queue bound (429 + Retry-After), /ready, per-request time limit (503), SIGINT mid-request
-start_server --model "$M" --max-queue 1 --request-timeout 1.5 --threads 2
+# (a text four times LONG: its synthesis outlasts the 1.5 s limit even on a fast idle machine)
+start_server --model "$M" --max-queue 1 --request-timeout 1.5 --max-chars 20000 --threads 2
 S=$URL/v1/audio/speech
-curl -s --max-time 30 "$S" -o "$SCRATCH/slow.json" -w '%{http_code}' -d "{\"input\":\"$LONG\",\"response_format\":\"pcm\"}" >"$SCRATCH/slow.code" &
+LONG4="$LONG$LONG$LONG$LONG"
+curl -s --max-time 30 "$S" -o "$SCRATCH/slow.json" -w '%{http_code}' -d "{\"input\":\"$LONG4\",\"response_format\":\"pcm\"}" >"$SCRATCH/slow.code" &
 cpid=$!
 sleep 0.5
 req "queue full" 429 queue_full -D "$SCRATCH/hdr" "$S" -d '{"input":"hi"}'
