@@ -103,7 +103,8 @@ vocis_status vx_api_turbo_speak_chunk(vocis_model *m, const vx_cb_conds *v, cons
     /* tokens < 6561 (the trailing stop removed) + 3 silence tokens; upstream keeps their audio */
     const int ns = vx_turbo_clean_tokens(&m->turbo->t3, toks, nt, t64);
     vx_meanflow_req rq = {t64, ns, v->prompt_token.data, v->prompt_token_len, v->prompt_feat.data,
-                          v->prompt_feat.shape[1], v->embedding.data, cfm_steps, NULL, NULL, rng, m->threads, NULL};
+                          v->prompt_feat.shape[1], v->embedding.data, cfm_steps, NULL, NULL, rng, m->threads, NULL,
+                          NULL, NULL};
     if ((st = vx_s3gen_meanflow_run(m->flow, &rq, &mel, &tm, err))) goto done;
     if ((st = vx_hift_vocode(m->hift, mel, tm, rng, NULL, NULL, wav, nwav, NULL, NULL, m->threads, err))) goto done;
     vx_trim_fade(*wav, *nwav);

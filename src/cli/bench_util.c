@@ -35,3 +35,16 @@ int bench_parse_dtype(const char *s, vx_dtype *dt) {
     else return -1;
     return 0;
 }
+
+int bench_parse_variant(const char *s) {
+    static const char *const names[] = {"english", "mtl", "turbo", "nano"};
+    if (!s) return BENCH_ENGLISH;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, names[i])) return i;
+    return -1;
+}
+
+const char *bench_variant_name(int v) {
+    static const char *const names[] = {"English", "Multilingual", "Turbo", "Nano"};
+    return v >= 0 && v < 4 ? names[v] : "?";
+}

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "kernels/precision.h"
 #include "models/chatterbox/t3.h"
+#include "models/chatterbox/t3_gpt2.h"
 #include "models/vibevoice/lm.h"
 
 typedef struct {
@@ -29,11 +30,65 @@ static int on_token(void *user, int step, int32_t tok) {
     return 0;
 }
 
+/* Turbo / Nano T3 (GPT-2 backbone, batch 1, no CFG) on synthetic weights: prefill of
+ * [speaker | 375 prompt tokens (a 15 s reference) | text | BOS], then cached decode steps.
+ * The stop token is disabled so that exactly `tokens` tokens are drawn. */
+static int bench_t3_gpt2(int variant, vx_dtype dt, const char *dtype, int prec, int tokens, int text_len,
+                         int threads) {
+    enum { PROMPT = 375 };
+    vx_err err = {0};
+    vx_t3_gpt2 t;
+    double t0 = bench_now_s();
+    vocis_status st = vx_t3_gpt2_synthetic(&t, variant == BENCH_NANO, dt, prec, 1234, &err);
+    if (st) return cli_error("bench", "%s", err.msg);
+    t.cfg.stop_speech_token = -1; /* every run makes exactly `tokens` tokens */
+    const double t_load = bench_now_s() - t0;
+    float *spk = calloc((size_t)t.speaker_dim, sizeof(float));
+    int64_t prompt[PROMPT];
+    int32_t *text = malloc(sizeof(int32_t) * (size_t)text_len);
+    if (!spk || !text) {
+        free(spk), free(text);
+        vx_t3_gpt2_free(&t);
+        return cli_error("bench", "out of memory");
+    }
+    for (int i = 0; i < t.speaker_dim; i++) spk[i] = 0.0625f * (float)((i * 37) % 17 - 8);
+    for (int i = 0; i < PROMPT; i++) prompt[i] = (i * 131) % 6561;
+    for (int i = 0; i < text_len; i++) text[i] = 1 + (i * 53) % 600;
+    tok_timer tt = {0};
+    /* upstream generate()'s defaults: temperature 0.8, top-k 1000, top-p 0.95, repetition penalty 1.2 */
+    const vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, tokens - 1, 0, on_token, &tt, NULL};
+    vx_rng rng;
+    vx_rng_seed(&rng, 0);
+    int32_t *out = NULL;
+    int n = 0;
+    const double t1 = bench_now_s();
+    st = vx_t3_gpt2_generate(&t, spk, prompt, PROMPT, text, text_len, &s, &rng, threads, &out, &n, &err);
+    if (st) {
+        free(spk), free(text);
+        vx_t3_gpt2_free(&t);
+        return cli_error("bench", "%s", err.msg);
+    }
+    const int L0 = vx_t3_gpt2_cond_len(PROMPT) + text_len + 1;
+    printf("model: synthetic %s T3 (GPT-2), %d layers, hidden %d, %d heads, %s weights, %d threads\n",
+           bench_variant_name(variant), t.n_layers, t.dim, t.n_heads, dtype, threads);
+    printf("precision: %s (matrices computed as %s)\n", vx_precision_name(prec), vx_dtype_name(t.layers[0].attn.dtype));
+    printf("load: %.2f s\n", t_load);
+    printf("prefill: %.1f tokens/s (%d positions x 1 row, no CFG, in %.3f s)\n", L0 / (tt.t_first - t1), L0,
+           tt.t_first - t1);
+    if (tt.n > 1) printf("decode: %.2f tokens/s (%d steps)\n", (tt.n - 1) / (tt.t_last - tt.t_first), tt.n - 1);
+    printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
+    printf("rss_now: %.0f MiB\n", bench_rss_now_mib());
+    free(out), free(spk), free(text);
+    vx_t3_gpt2_free(&t);
+    return 0;
+}
+
 static int bench_t3(int argc, char **argv) {
     int synthetic = 0, tokens = 200, threads = 0, text_len = 40;
-    const char *dtype = "f32", *model = NULL, *precision = NULL;
+    const char *dtype = "f32", *model = NULL, *precision = NULL, *variant_s = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions", 0, -1},
+        {"--variant", CLI_STR, &variant_s, "synthetic model: " BENCH_VARIANT_HELP, 0, -1},
         {"--model", CLI_STR, &model, "benchmark a real model folder instead", 0, -1},
         {"--dtype", CLI_STR, &dtype, "stored dtype of the synthetic model: f32 (default, as released), bf16, f16", 0,
          -1},
@@ -45,8 +100,13 @@ static int bench_t3(int argc, char **argv) {
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench t3 (--synthetic | --model DIR) [options]\n\n"
                       "Times T3: prefill of the CFG pair (34 conditioning + text + 2 BOS positions) and\n"
-                      "cached decode steps of the pair (one step = one speech token).");
+                      "cached decode steps of the pair (one step = one speech token). --variant turbo|nano:\n"
+                      "the GPT-2 T3, batch 1 without CFG (376 conditioning + text + 1 BOS positions).\n"
+                      "Synthetic runs disable the stop token, so exactly --tokens tokens are drawn.");
     if (r) return r == 1 ? 0 : 2;
+    const int variant = bench_parse_variant(variant_s);
+    if (variant < 0) return cli_error("bench", "--variant must be english, mtl, turbo or nano"), 2;
+    if (variant_s && model) return cli_error("bench", "--variant applies to --synthetic models only"), 2;
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
     if (!synthetic == !model) return cli_error("bench", "give exactly one of --synthetic and --model DIR"), 2;
@@ -54,6 +114,8 @@ static int bench_t3(int argc, char **argv) {
     if (cli_precision("bench", precision, &prec)) return 2;
     prec = vx_precision_resolve(prec);
     if (threads <= 0) threads = vx_default_threads();
+    if (variant == BENCH_TURBO || variant == BENCH_NANO)
+        return bench_t3_gpt2(variant, dt, dtype, prec, tokens, text_len, threads);
 
     vx_err err = {0};
     vx_cb_config cfg;
@@ -63,10 +125,11 @@ static int bench_t3(int argc, char **argv) {
     vocis_status st;
     if (synthetic) {
         vx_weights *w;
-        st = vx_t3_synthetic_weights(dt, 1234, &w, &err);
+        st = vx_t3_synthetic_weights_vocab(dt, 1234, variant == BENCH_MTL ? VX_T3_MTL_TEXT_VOCAB : 704, &w, &err);
         if (st == VOCIS_OK) vx_weights_set_precision(w, prec); /* the same load-time conversion as a file */
         if (st == VOCIS_OK && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
         else if (st == VOCIS_OK) vx_weights_close(w);
+        if (st == VOCIS_OK) t3.cfg.stop_speech_token = -1; /* exactly `tokens` steps */
     } else {
         char path[4200];
         st = vx_cb_config_load(&cfg, model, NULL, &err);
@@ -101,8 +164,9 @@ static int bench_t3(int argc, char **argv) {
         return cli_error("bench", "%s", err.msg);
     }
     int L0 = vx_t3_cond_len(&t3, &c) + text_len + 2;
-    printf("model: %s T3, %d layers, hidden %d, %s weights, %d threads\n", synthetic ? "synthetic" : model,
-           t3.tf.n_layers, t3.dim, synthetic ? dtype : "file", threads);
+    printf("model: %s%s T3, %d layers, hidden %d, text vocabulary %lld, %s weights, %d threads\n",
+           synthetic ? "synthetic " : model, synthetic ? bench_variant_name(variant) : "", t3.tf.n_layers, t3.dim,
+           (long long)t3.text_emb.rows, synthetic ? dtype : "file", threads);
     printf("precision: %s (matrices computed as %s)\n", vx_precision_name(prec), vx_dtype_name(t3.tf.layers[0].q.dtype));
     printf("load: %.2f s\n", t_load);
     printf("prefill: %.1f tokens/s (%d positions x 2 CFG rows in %.3f s)\n", L0 / (tt.t_first - t1), L0,

@@ -20,7 +20,9 @@
 #include "models/chatterbox/hift.h"
 #include "models/chatterbox/s3tokenizer.h"
 #include "models/chatterbox/s3gen_flow.h"
+#include "models/chatterbox/s3gen_meanflow.h"
 #include "models/chatterbox/t3.h"
+#include "models/chatterbox/t3_gpt2.h"
 #include "models/chatterbox/t3_batch.h"
 
 #define TOKENS_PER_S 25 /* speech tokens per second of audio */
@@ -41,7 +43,8 @@ static vx_dtype computed_dtype(vx_dtype stored, int prec) {
     return stored == VX_F32 && (prec == VX_PREC_BF16 || prec == VX_PREC_Q8) ? VX_BF16 : stored;
 }
 
-/* The acoustic half at real dims: random-weight flow (matrices in wdt) and HiFT. */
+/* The acoustic half at real dims: random-weight flow (matrices in wdt; meanflow: Turbo/Nano's
+ * s3gen_meanflow, with time_embed_mixer) and HiFT. */
 typedef struct acoustic {
     vx_s3gen_flow *flow;
     vx_hift *hift;
@@ -60,10 +63,11 @@ static void acoustic_free(acoustic *a) {
     memset(a, 0, sizeof *a);
 }
 
-static vocis_status acoustic_new(acoustic *a, vx_dtype wdt, double prompt_s, vx_err *err) {
+static vocis_status acoustic_new(acoustic *a, vx_dtype wdt, double prompt_s, int meanflow, vx_err *err) {
     memset(a, 0, sizeof *a);
     vx_s3gen_flow_dims d;
-    vx_s3gen_flow_dims_real(&d);
+    if (meanflow) vx_s3gen_flow_dims_real_meanflow(&d);
+    else vx_s3gen_flow_dims_real(&d);
     VX_TRY(vx_s3gen_flow_synthetic(&d, wdt, 1234, &a->flow, err));
     vocis_status st = vx_hift_random(512, 512, 4321, &a->hift, err);
     if (st) return st;
@@ -93,11 +97,25 @@ typedef struct acoustic_times {
     int64_t samples;
 } acoustic_times;
 
-/* Flow (10 Euler steps, noise from rng) then HiFT on n speech tokens. */
+/* Flow (`steps` Euler steps, noise from rng; English: CFG pair, MeanFlow: batch 1) then HiFT on n speech tokens. */
 static vocis_status acoustic_run(const acoustic *a, const int64_t *tokens, int64_t n, int steps, vx_rng *rng,
                                  int threads, acoustic_times *t, vx_err *err) {
     float *mel = NULL, *wav = NULL;
     int64_t tm = 0, nw = 0;
+    const vx_meanflow_req mq = {
+        .speech_tokens = tokens,
+        .n = n,
+        .prompt_tokens = a->prompt,
+        .np = a->np,
+        .prompt_feat = a->prompt_feat,
+        .tp = a->tp,
+        .embedding = a->embedding,
+        .n_steps = steps,
+        .rng = rng,
+        .nthreads = threads,
+        .t_encoder = &t->encoder,
+        .t_steps = &t->steps,
+    };
     vx_s3gen_flow_req rq = {
         .speech_tokens = tokens,
         .n = n,
@@ -114,7 +132,8 @@ static vocis_status acoustic_run(const acoustic *a, const int64_t *tokens, int64
         .t_steps = &t->steps,
     };
     double t0 = bench_now_s();
-    VX_TRY(vx_s3gen_flow_run(a->flow, &rq, &mel, &tm, err));
+    if (vx_s3gen_flow_get_dims(a->flow)->meanflow) VX_TRY(vx_s3gen_meanflow_run(a->flow, &mq, &mel, &tm, err));
+    else VX_TRY(vx_s3gen_flow_run(a->flow, &rq, &mel, &tm, err));
     double t1 = bench_now_s();
     vocis_status st = vx_hift_vocode(a->hift, mel, tm, rng, NULL, NULL, &wav, &nw, NULL, NULL, threads, err);
     double t2 = bench_now_s();
@@ -127,15 +146,17 @@ static vocis_status acoustic_run(const acoustic *a, const int64_t *tokens, int64
 }
 
 int bench_s3gen(int argc, char **argv) {
-    int synthetic = 0, threads = 0, steps = 10, reps = 1;
+    int synthetic = 0, threads = 0, steps = 0, reps = 1;
     float seconds = 4.0f, prompt_s = 10.0f;
-    const char *dtype = "f32", *precision = NULL;
+    const char *dtype = "f32", *precision = NULL, *variant_s = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions (required)", 0, -1},
+        {"--variant", CLI_STR, &variant_s, BENCH_VARIANT_HELP "; mtl has the English S3Gen, turbo and nano the "
+         "MeanFlow one", 0, -1},
         {"--seconds", CLI_FLOAT, &seconds, "generated audio in seconds, 25 speech tokens each (4)", 0.04, 600},
         {"--prompt-seconds", CLI_FLOAT, &prompt_s, "voice prompt in seconds: 25 tokens, 50 mel frames each (10)", 0,
          600},
-        {"--steps", CLI_INT, &steps, "Euler steps (10)", 1, 1000},
+        {"--steps", CLI_INT, &steps, "Euler steps (10; turbo/nano: 2)", 1, 1000},
         {"--reps", CLI_INT, &reps, "timed repetitions after one warm-up run; the fastest is reported (1)", 1, 100},
         {"--dtype", CLI_STR, &dtype, "stored flow weight dtype: f32 (default, as released), bf16, f16", 0, -1},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
@@ -146,17 +167,22 @@ int bench_s3gen(int argc, char **argv) {
                       "                         [--dtype f32|bf16|f16]\n\n"
                       "Times Chatterbox's S3Gen on random weights at the release's dimensions: the flow\n"
                       "encoder, each Euler step of the CFM estimator (a CFG pair over prompt + generated\n"
-                      "frames), and the HiFT vocoder. rtf = (flow + HiFT time) / generated audio length.");
+                      "frames), and the HiFT vocoder. rtf = (flow + HiFT time) / generated audio length.\n"
+                      "--variant turbo|nano: the MeanFlow flow (2 plain Euler steps, batch 1, no CFG).");
     if (r) return r == 1 ? 0 : 2;
     int prec;
     if ((r = bench_common_args(synthetic, &threads, precision, &prec))) return r;
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be f32, bf16 or f16"), 2;
+    const int variant = bench_parse_variant(variant_s);
+    if (variant < 0) return cli_error("bench", "--variant must be english, mtl, turbo or nano"), 2;
+    const int meanflow = variant == BENCH_TURBO || variant == BENCH_NANO;
+    if (steps <= 0) steps = meanflow ? 2 : 10;
 
     vx_err err = {0};
     acoustic a;
     double t0 = bench_now_s();
-    if (acoustic_new(&a, computed_dtype(dt, prec), prompt_s, &err)) {
+    if (acoustic_new(&a, computed_dtype(dt, prec), prompt_s, meanflow, &err)) {
         acoustic_free(&a);
         return cli_error("bench", "%s", err.msg);
     }
@@ -170,12 +196,14 @@ int bench_s3gen(int argc, char **argv) {
     }
     for (int64_t i = 0; i < n; i++) tok[i] = (i * 577 + 11) % d->vocab;
     const int64_t L = d->up_stride * (a.np + n);
-    printf("model: synthetic S3Gen flow (%s weights) + HiFT (f32), %d threads\n", dtype, threads);
+    printf("model: synthetic %s S3Gen %sflow (%s weights) + HiFT (f32), %d threads\n", bench_variant_name(variant),
+           meanflow ? "MeanFlow " : "", dtype, threads);
     printf("precision: %s (flow matrices computed as %s; HiFT f32)\n", vx_precision_name(prec),
            vx_dtype_name(computed_dtype(dt, prec)));
-    printf("shape: %lld prompt + %lld speech tokens, %lld prompt mel frames, %lld estimator frames x 2 CFG rows, "
+    printf("shape: %lld prompt + %lld speech tokens, %lld prompt mel frames, %lld estimator frames x %s, "
            "%d steps\n",
-           (long long)a.np, (long long)n, (long long)a.tp, (long long)L, steps);
+           (long long)a.np, (long long)n, (long long)a.tp, (long long)L, meanflow ? "1 row (no CFG)" : "2 CFG rows",
+           steps);
     printf("load: %.2f s\n", t_load);
     note_blas_env();
     fflush(stdout);
@@ -203,62 +231,106 @@ int bench_s3gen(int argc, char **argv) {
     return 0;
 }
 
+/* Turbo / Nano T3 on the bench's fixed request: the voice's 375 prompt tokens (a 15 s
+ * reference), 40 text tokens, upstream generate()'s sampling defaults; `want` draws (the
+ * caller disables the stop token). */
+static vocis_status speak_t3_gpt2(const vx_t3_gpt2 *t, int want, vx_rng *rng, int threads, int32_t **toks, int *nt,
+                                  vx_err *err) {
+    enum { TEXT = 40, PROMPT = 375 };
+    float *spk = calloc((size_t)t->speaker_dim, sizeof(float));
+    int64_t prompt[PROMPT];
+    int32_t text[TEXT];
+    if (!spk) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    for (int i = 0; i < t->speaker_dim; i++) spk[i] = 0.0625f * (float)((i * 37) % 17 - 8);
+    for (int i = 0; i < PROMPT; i++) prompt[i] = (i * 131) % 6561;
+    for (int i = 0; i < TEXT; i++) text[i] = 1 + (i * 53) % 600;
+    const vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, want - 1, 0, NULL, NULL, NULL};
+    vocis_status st = vx_t3_gpt2_generate(t, spk, prompt, PROMPT, text, TEXT, &s, rng, threads, toks, nt, err);
+    free(spk);
+    return st;
+}
+
+/* English / Multilingual T3 on the bench's fixed request: the built-in voice's 150 T3 prompt
+ * tokens, 40 text tokens with start/stop, CFG pair; `want` draws (stop token disabled). */
+static vocis_status speak_t3(const vx_t3 *t3, int want, vx_rng *rng, int threads, int32_t **toks, int *nt,
+                             vx_err *err) {
+    enum { TEXT = 40, T3_PROMPT = 150 };
+    float *spk = calloc((size_t)t3->speaker_dim, sizeof(float));
+    int64_t t3_prompt[T3_PROMPT];
+    int32_t text[TEXT + 2];
+    if (!spk) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    for (int i = 0; i < t3->speaker_dim; i++) spk[i] = 0.0625f * (float)((i * 37) % 17 - 8);
+    for (int i = 0; i < T3_PROMPT; i++) t3_prompt[i] = (i * 131) % 6561;
+    text[0] = t3->cfg.start_text_token;
+    for (int i = 1; i <= TEXT; i++) text[i] = 1 + (i * 53) % 600;
+    text[TEXT + 1] = t3->cfg.stop_text_token;
+    const vx_t3_cond c = {spk, t3_prompt, T3_PROMPT, 0.5f};
+    const vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, NULL, NULL};
+    vocis_status st = vx_t3_generate(t3, &c, text, TEXT + 2, &s, rng, threads, toks, nt, err);
+    free(spk);
+    return st;
+}
+
 int bench_speak(int argc, char **argv) {
     int synthetic = 0, threads = 0;
     float seconds = 4.0f, prompt_s = 10.0f;
-    const char *dtype = "f32", *precision = NULL;
+    const char *dtype = "f32", *precision = NULL, *variant_s = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions (required)", 0, -1},
+        {"--variant", CLI_STR, &variant_s, BENCH_VARIANT_HELP, 0, -1},
         {"--seconds", CLI_FLOAT, &seconds, "generated audio in seconds: T3 makes 25 tokens each (4)", 0.04, 160},
-        {"--prompt-seconds", CLI_FLOAT, &prompt_s, "voice prompt in seconds (10)", 0, 600},
+        {"--prompt-seconds", CLI_FLOAT, &prompt_s, "S3Gen voice prompt in seconds (10)", 0, 600},
         {"--dtype", CLI_STR, &dtype, "stored T3 weight dtype: f32 (default, as released), bf16, f16 (the flow is f32)",
          0, -1},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
-                      "usage: vocis bench speak --synthetic [--seconds S] [--threads N]\n\n"
+                      "usage: vocis bench speak --synthetic [--variant english|mtl|turbo|nano] [--seconds S]\n"
+                      "                         [--threads N]\n\n"
                       "End-to-end Chatterbox on random weights at the release's dimensions: T3 generates\n"
-                      "25 speech tokens per second of audio (a CFG pair per token), then the S3Gen flow\n"
-                      "(10 Euler steps) and HiFT. rtf = total time / generated audio length.");
+                      "25 speech tokens per second of audio (English/Multilingual: a CFG pair per token; the\n"
+                      "stop token is disabled), then the S3Gen flow (10 Euler steps) and HiFT. Turbo/Nano:\n"
+                      "the GPT-2 T3 (batch 1, 375 voice prompt tokens), 3 silence tokens appended as upstream,\n"
+                      "then the MeanFlow flow (2 steps) and HiFT. rtf = total time / generated audio length.");
     if (r) return r == 1 ? 0 : 2;
     int prec;
     if ((r = bench_common_args(synthetic, &threads, precision, &prec))) return r;
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
+    const int variant = bench_parse_variant(variant_s);
+    if (variant < 0) return cli_error("bench", "--variant must be english, mtl, turbo or nano"), 2;
+    const int gpt2 = variant == BENCH_TURBO || variant == BENCH_NANO, steps = gpt2 ? 2 : 10;
     const int want = (int)lround((double)seconds * TOKENS_PER_S) > 0 ? (int)lround((double)seconds * TOKENS_PER_S) : 1;
 
     vx_err err = {0};
-    vx_cb_config cfg;
-    vx_cb_config_default(&cfg);
-    vx_t3 t3;
-    vx_weights *w = NULL;
+    vx_t3 t3 = {0};
+    vx_t3_gpt2 tg = {0};
     acoustic a = {0};
     double t0 = bench_now_s();
-    vocis_status st = vx_t3_synthetic_weights(dt, 1234, &w, &err);
-    if (!st) vx_weights_set_precision(w, prec);
-    if (!st && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
-    else vx_weights_close(w);
+    vocis_status st;
+    if (gpt2) {
+        st = vx_t3_gpt2_synthetic(&tg, variant == BENCH_NANO, dt, prec, 1234, &err);
+        if (!st) tg.cfg.stop_speech_token = -1; /* exactly `want` draws */
+    } else {
+        vx_cb_config cfg;
+        vx_cb_config_default(&cfg);
+        vx_weights *w = NULL;
+        st = vx_t3_synthetic_weights_vocab(dt, 1234, variant == BENCH_MTL ? VX_T3_MTL_TEXT_VOCAB : 704, &w, &err);
+        if (!st) vx_weights_set_precision(w, prec);
+        if (!st && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
+        else vx_weights_close(w);
+        if (!st) t3.cfg.stop_speech_token = -1; /* exactly `want` draws */
+    }
     if (st) return cli_error("bench", "%s", err.msg);
-    if ((st = acoustic_new(&a, computed_dtype(VX_F32, prec), prompt_s, &err))) {
+    if ((st = acoustic_new(&a, computed_dtype(VX_F32, prec), prompt_s, gpt2, &err))) {
         acoustic_free(&a);
-        vx_t3_free(&t3);
+        if (gpt2) vx_t3_gpt2_free(&tg);
+        else vx_t3_free(&t3);
         return cli_error("bench", "%s", err.msg);
     }
     double t_load = bench_now_s() - t0;
 
-    /* T3: a fixed conditioning (the voice's 150 T3 prompt tokens) and ~40 text tokens */
-    enum { TEXT = 40, T3_PROMPT = 150 };
-    float *spk = calloc((size_t)t3.speaker_dim, sizeof(float));
-    int64_t t3_prompt[T3_PROMPT];
-    int32_t text[TEXT + 2];
-    for (int i = 0; spk && i < t3.speaker_dim; i++) spk[i] = 0.0625f * (float)((i * 37) % 17 - 8);
-    for (int i = 0; i < T3_PROMPT; i++) t3_prompt[i] = (i * 131) % 6561;
-    text[0] = cfg.start_text_token;
-    for (int i = 1; i <= TEXT; i++) text[i] = 1 + (i * 53) % 600;
-    text[TEXT + 1] = cfg.stop_text_token;
-    vx_t3_cond c = {spk, t3_prompt, T3_PROMPT, 0.5f};
-    vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, NULL, NULL};
     vx_rng rng;
     vx_rng_seed(&rng, 0);
     int32_t *toks = NULL;
@@ -266,33 +338,43 @@ int bench_speak(int argc, char **argv) {
     int64_t *tok64 = NULL;
     acoustic_times at = {0};
     double t1 = bench_now_s(), t_t3 = 0;
-    if (!spk) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
-    if (!st) st = vx_t3_generate(&t3, &c, text, TEXT + 2, &s, &rng, threads, &toks, &nt, &err);
+    st = gpt2 ? speak_t3_gpt2(&tg, want, &rng, threads, &toks, &nt, &err)
+              : speak_t3(&t3, want, &rng, threads, &toks, &nt, &err);
     t_t3 = bench_now_s() - t1;
-    int raw = nt;
+    const int raw = nt, ns = gpt2 ? want + 3 : want; /* Turbo/Nano: + 3 silence tokens (4299) */
     if (!st) {
-        /* Random weights stop or emit special tokens at random: keep the valid ones and top the
-         * list up to `want` so that the acoustic half always renders `seconds` of audio. */
-        nt = vx_t3_clean_tokens(&t3, toks, nt);
-        tok64 = malloc(sizeof(int64_t) * (size_t)want);
-        if (!tok64) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
-        for (int i = 0; !st && i < want; i++) tok64[i] = i < nt ? toks[i] : (i * 577 + 11) % 6561;
+        /* Random weights emit special tokens at random: keep the valid ones (upstream's post-processing) and
+         * top the list up to `want` so that the acoustic half always renders `seconds` of audio. */
+        int64_t *clean = malloc(sizeof(int64_t) * (size_t)(nt + 3));
+        tok64 = malloc(sizeof(int64_t) * (size_t)ns);
+        if (!tok64 || !clean) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+        if (!st && gpt2) {
+            nt = vx_turbo_clean_tokens(&tg, toks, nt, clean) - 3; /* the 3 silence tokens are appended below */
+        } else if (!st) {
+            nt = vx_t3_clean_tokens(&t3, toks, nt);
+            for (int i = 0; i < nt; i++) clean[i] = toks[i];
+        }
+        for (int i = 0; !st && i < want; i++) tok64[i] = i < nt ? clean[i] : (i * 577 + 11) % 6561;
+        for (int i = want; !st && i < ns; i++) tok64[i] = VX_S3GEN_SIL;
+        free(clean);
     }
-    if (!st) st = acoustic_run(&a, tok64, want, 10, &rng, threads, &at, &err);
-    free(spk), free(toks), free(tok64);
+    if (!st) st = acoustic_run(&a, tok64, ns, steps, &rng, threads, &at, &err);
+    free(toks), free(tok64);
     acoustic_free(&a);
-    vx_t3_free(&t3);
+    if (gpt2) vx_t3_gpt2_free(&tg);
+    else vx_t3_free(&t3);
     if (st) return cli_error("bench", "%s", err.msg);
     const double audio = (double)at.samples / VX_HIFT_SR;
-    printf("model: synthetic Chatterbox (T3 %s, S3Gen flow f32, HiFT f32), %d threads\n", dtype, threads);
+    printf("model: synthetic Chatterbox %s (T3 %s%s, S3Gen %sflow f32, HiFT f32), %d threads\n",
+           bench_variant_name(variant), gpt2 ? "GPT-2 " : "", dtype, gpt2 ? "MeanFlow " : "", threads);
     printf("precision: %s (T3 and flow matrices computed as %s; HiFT f32)\n", vx_precision_name(prec),
            vx_dtype_name(computed_dtype(VX_F32, prec)));
     printf("load: %.2f s\n", t_load);
     note_blas_env();
-    printf("t3_tokens: %d (%d sampled; %d speech tokens to S3Gen)\n", want, raw, want);
+    printf("t3_tokens: %d (%d sampled, %d valid; %d speech tokens to S3Gen)\n", want, raw, nt, ns);
     printf("audio: %.2f s\n", audio);
     printf("t3: %.2f s\n", t_t3);
-    printf("s3gen: %.2f s\n", at.flow);
+    printf("s3gen: %.2f s (%d steps)\n", at.flow, steps);
     printf("hift: %.2f s\n", at.hift);
     printf("rtf: %.3f\n", (t_t3 + at.flow + at.hift) / audio);
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
@@ -346,7 +428,7 @@ int bench_serve(int argc, char **argv) {
     else vx_weights_close(w);
     if (st) return cli_error("bench", "%s", err.msg);
     t3.cfg.stop_speech_token = -1; /* every request makes exactly `want` tokens */
-    if ((st = acoustic_new(&a, computed_dtype(VX_F32, prec), 10.0, &err))) {
+    if ((st = acoustic_new(&a, computed_dtype(VX_F32, prec), 10.0, 0, &err))) {
         acoustic_free(&a);
         vx_t3_free(&t3);
         return cli_error("bench", "%s", err.msg);
@@ -445,7 +527,7 @@ int bench_convert(int argc, char **argv) {
     vx_err err = {0};
     acoustic a = {0};
     vx_s3tok *tok = NULL;
-    vocis_status st = acoustic_new(&a, computed_dtype(VX_F32, prec), 10.0, &err);
+    vocis_status st = acoustic_new(&a, computed_dtype(VX_F32, prec), 10.0, 0, &err);
     if (!st) st = vx_s3tok_random(128, 1280, 20, 6, 12, &tok, &err);
     const int64_t n16 = (int64_t)(seconds * 16000);
     float *src = malloc(sizeof(float) * (size_t)n16);

@@ -269,6 +269,11 @@ void vx_s3gen_flow_dims_real(vx_s3gen_flow_dims *d) {
                               .temb_dim = 1024, .n_tblocks = 4, .n_mid = 12};
 }
 
+void vx_s3gen_flow_dims_real_meanflow(vx_s3gen_flow_dims *d) {
+    vx_s3gen_flow_dims_real(d);
+    d->meanflow = 1;
+}
+
 /* Shape of a tensor (any rank), or an error naming it. */
 static vocis_status probe(const vx_weights *w, const char *name, int ndim, int64_t *shape, vx_err *err) {
     vx_tensor t;

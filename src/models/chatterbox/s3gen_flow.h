@@ -45,6 +45,9 @@ typedef struct vx_s3gen_flow_dims {
 
 /* The released English model's dimensions. */
 void vx_s3gen_flow_dims_real(vx_s3gen_flow_dims *d);
+/* The released Turbo / Nano s3gen_meanflow dimensions: the English ones plus the MeanFlow
+ * estimator's time_embed_mixer (temb_dim x 2 temb_dim, no bias). */
+void vx_s3gen_flow_dims_real_meanflow(vx_s3gen_flow_dims *d);
 
 /* Load from a weights set holding `flow.*` (s3gen.safetensors). The weights
  * must outlive the flow object (matrices point into them). */

@@ -24,6 +24,8 @@ typedef struct vx_meanflow_req {
     vx_rng *rng;                  /* draws what is not injected, in upstream's order */
     int nthreads;
     vx_st_writer *debug;          /* 10_s3gen_flow golden names */
+    double *t_encoder;            /* optional: receives the encoder + mu projection wall time (s) */
+    double *t_steps;              /* optional: receives the wall time of the n_steps estimator steps (s) */
 } vx_meanflow_req;
 
 /* mel: malloc'd [n_mels][tm], tm = L - tp. */

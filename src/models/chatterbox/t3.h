@@ -79,6 +79,10 @@ vocis_status vx_t3_generate(const vx_t3 *t3, const vx_t3_cond *c, const int32_t 
 
 /* Random weights at the English release's dimensions, as a weight set for vx_t3_init. */
 vocis_status vx_t3_synthetic_weights(vx_dtype dt, uint64_t seed, vx_weights **out, vx_err *err);
+/* Same with a text vocabulary of text_vocab rows (704: English; 2454: Multilingual, VX_T3_MTL_TEXT_VOCAB). */
+#define VX_T3_MTL_TEXT_VOCAB 2454
+vocis_status vx_t3_synthetic_weights_vocab(vx_dtype dt, uint64_t seed, int64_t text_vocab, vx_weights **out,
+                                           vx_err *err);
 
 /* Upstream's post-processing (drop_invalid_tokens + keep ids < 6561). In place; returns the new count. */
 int vx_t3_clean_tokens(const vx_t3 *t3, int32_t *tokens, int n);

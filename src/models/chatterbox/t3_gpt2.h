@@ -45,6 +45,11 @@ vocis_status vx_t3_gpt2_load(vx_t3_gpt2 *t, const char *dir, const vx_cb_config 
 /* Same from an open weight set (not owned; synthetic weights of the bench). n_heads 0 = dim / 64. */
 vocis_status vx_t3_gpt2_init(vx_t3_gpt2 *t, const vx_weights *w, const vx_cb_config *cfg, int n_heads, vx_err *err);
 void vx_t3_gpt2_free(vx_t3_gpt2 *t);
+/* Random weights at the Turbo (nano 0: GPT2_medium) or Nano (nano 1: GPT2_small) release's dimensions, every
+ * matrix and vector stored as dt, as a weight set for vx_t3_gpt2_init (n_heads 0); for benchmarks (t3_gpt2_synth.c). */
+vocis_status vx_t3_gpt2_synthetic_weights(int nano, vx_dtype dt, uint64_t seed, vx_weights **out, vx_err *err);
+/* Those weights (precision policy applied, 0 = as stored) loaded into t, which owns them; default token ids. */
+vocis_status vx_t3_gpt2_synthetic(vx_t3_gpt2 *t, int nano, vx_dtype dt, int precision, uint64_t seed, vx_err *err);
 
 /* KV cache of one sequence: k, v [n_layers][cap][D]. */
 typedef struct vx_gpt2_kv {

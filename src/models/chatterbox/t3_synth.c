@@ -1,9 +1,14 @@
-/* Random-weight T3 at the English release's dimensions (for benchmarks). */
+/* Random-weight T3 at the English / Multilingual release's dimensions (for benchmarks). */
 #include "models/chatterbox/t3.h"
 #include "models/synthetic.h"
 
 vocis_status vx_t3_synthetic_weights(vx_dtype dt, uint64_t seed, vx_weights **out, vx_err *err) {
-    const int64_t D = 1024, F = 4096, L = 30, Vt = 704, Vs = 8194, Pt = 2050, Ps = 4100, S = 256, Q = 32;
+    return vx_t3_synthetic_weights_vocab(dt, seed, 704, out, err);
+}
+
+vocis_status vx_t3_synthetic_weights_vocab(vx_dtype dt, uint64_t seed, int64_t Vt, vx_weights **out, vx_err *err) {
+    if (Vt < 256) return vx_fail(err, VOCIS_E_ARG, "synthetic T3: text vocabulary of %lld ids is too small", (long long)Vt);
+    const int64_t D = 1024, F = 4096, L = 30, Vs = 8194, Pt = 2050, Ps = 4100, S = 256, Q = 32;
     vx_synth *s = vx_synth_new(seed);
     if (!s) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     const float wd = 0.03125f, wf = 0.015625f; /* ~1/sqrt(fan-in) */

@@ -318,7 +318,7 @@ vocis_status vx_stage_turbo_s3gen_flow(const vx_stage_args *a, vx_err *err) {
     vx_rng rng;
     vx_rng_seed(&rng, 0);
     vx_meanflow_req rq = {tok, n, ptok, t_ptok.shape[1], pfeat, t_feat.shape[1], embd, steps, nm, z, &rng,
-                          a->nthreads, a->out};
+                          a->nthreads, a->out, NULL, NULL};
     int64_t tm;
     st = vx_s3gen_meanflow_run(f, &rq, &mel, &tm, err);
 out:
