@@ -71,6 +71,8 @@ typedef struct clone_entry {
 /* The calling thread's error context for calls on m: several threads may use one model at
  * once, and each reads its own last error through vocis_errmsg. */
 vx_err *vx_api_err(const vocis_model *m);
+/* [start_text_token] + raw + [stop_text_token] into *ids (malloc'd); raw is freed either way. */
+vocis_status vx_api_pad_text_ids(vocis_model *m, int32_t *raw, size_t nraw, int32_t **ids, size_t *n);
 /* 1 when DIR/NAME exists. */
 int vx_api_file_exists(const char *dir, const char *name);
 /* Loads S3Gen (flow + HiFT) / the cloning networks on first use. */

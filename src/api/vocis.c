@@ -153,6 +153,10 @@ vocis_status vocis_tokenize_language(vocis_model *m, const char *text, const cha
     int32_t *raw;
     size_t nraw;
     VX_TRY(vx_cb_text_to_ids(m->tok, text, &raw, &nraw, vx_api_err(m)));
+    return vx_api_pad_text_ids(m, raw, nraw, ids, n);
+}
+
+vocis_status vx_api_pad_text_ids(vocis_model *m, int32_t *raw, size_t nraw, int32_t **ids, size_t *n) {
     int32_t *all = malloc(sizeof(int32_t) * (nraw + 2));
     if (!all) {
         free(raw);

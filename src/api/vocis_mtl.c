@@ -50,19 +50,8 @@ vocis_status vx_api_mtl_tokenize(vocis_model *m, const char *text, const char *l
     int32_t *raw = NULL;
     size_t nraw = 0;
     VX_TRY(vx_mtl_text_to_ids(m->mtl, m->tok, text, language, &raw, &nraw, vx_api_err(m)));
-    int32_t *all = malloc(sizeof(int32_t) * (nraw + 2));
-    if (!all) {
-        free(raw);
-        return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
-    }
     /* generate(): F.pad with start_text_token / stop_text_token */
-    all[0] = m->cfg.start_text_token;
-    memcpy(all + 1, raw, sizeof(int32_t) * nraw);
-    all[nraw + 1] = m->cfg.stop_text_token;
-    free(raw);
-    *ids = all;
-    *n = nraw + 2;
-    return VOCIS_OK;
+    return vx_api_pad_text_ids(m, raw, nraw, ids, n);
 }
 
 int vx_api_mtl_clean_tokens(vocis_model *m, int32_t *tokens, int n) {

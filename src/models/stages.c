@@ -64,3 +64,18 @@ vocis_status vx_stage_in_wave(const vx_stage_args *a, const char *name, float **
     *n = vx_numel(&t);
     return VOCIS_OK;
 }
+
+vocis_status vx_stage_opt_steps(const vx_stage_args *a, int *steps, vx_err *err) {
+    for (int i = 0; i < a->argc; i++) {
+        if (strcmp(a->argv[i], "--steps") == 0 && i + 1 < a->argc) {
+            char *end;
+            long v = strtol(a->argv[++i], &end, 10);
+            if (*end || v < 1 || v > 1000)
+                return vx_fail(err, VOCIS_E_ARG, "option --steps: invalid value '%s' (1..1000)", a->argv[i]);
+            *steps = (int)v;
+        } else {
+            return vx_fail(err, VOCIS_E_ARG, "unknown option '%s' (stage options: --steps N)", a->argv[i]);
+        }
+    }
+    return VOCIS_OK;
+}

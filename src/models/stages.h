@@ -28,6 +28,8 @@ vocis_status vx_stage_in_i64(const vx_stage_args *a, const char *name, int ndim,
                              int64_t **data, vx_tensor *t, vx_err *err);
 /* A mono waveform stored as [L] or [1, L] (L >= 1). */
 vocis_status vx_stage_in_wave(const vx_stage_args *a, const char *name, float **data, int64_t *n, vx_err *err);
+/* For stages whose one option is --steps N (1..1000): *steps keeps its default unless given. */
+vocis_status vx_stage_opt_steps(const vx_stage_args *a, int *steps, vx_err *err);
 /* For stages without options of their own: any extra argument is an error. */
 vocis_status vx_stage_no_options(const vx_stage_args *a, vx_err *err);
 /* Output helpers (data copied). */
@@ -40,6 +42,10 @@ vocis_status vx_stage_out_i64(const vx_stage_args *a, const char *name, int ndim
 vocis_status vx_stage_t3_cond(const vx_stage_args *a, vx_err *err);
 vocis_status vx_stage_t3_prefill(const vx_stage_args *a, vx_err *err);
 vocis_status vx_stage_conds_pt(const vx_stage_args *a, vx_err *err);
+/* Shared by the conds-pt stages of every family: loads DIR/conds.pt into *c (freed on failure)
+ * and writes its t3.* / gen.* tensors. */
+struct vx_cb_conds;
+vocis_status vx_stage_conds_pt_out(const vx_stage_args *a, struct vx_cb_conds *c, vx_err *err);
 vocis_status vx_stage_hift(const vx_stage_args *a, vx_err *err);
 /* campplus: ref_16k_torchaudio [1, L] -> fbank_meannorm [1, m, 80], xvector [1, emb] (DIR/s3gen.safetensors) */
 vocis_status vx_stage_campplus(const vx_stage_args *a, vx_err *err);

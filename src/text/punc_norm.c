@@ -40,39 +40,9 @@ static vocis_status punc_norm(const char *in, int mtl, char **out, vx_err *err) 
                        (unsigned char)in[bad]);
 
     /* 1. Capitalise the first character if it is lowercase (before the
-     *    whitespace clean-up, so a leading space prevents it). */
-    uint32_t cp;
-    int k = vx_utf8_next(in, len, 0, &cp);
-    char head[12];
-    size_t head_len = 0;
-    if (vx_uc_py_lower(cp)) {
-        uint32_t up[3];
-        int nu = vx_uc_py_upper(cp, up);
-        for (int i = 0; i < nu; i++) head_len += (size_t)vx_utf8_put(up[i], head + head_len);
-    } else {
-        memcpy(head, in, (size_t)k);
-        head_len = (size_t)k;
-    }
-
-    /* 2. " ".join(text.split()): drop runs of Python whitespace, join words
-     *    with one ASCII space. */
+     *    whitespace clean-up, so a leading space prevents it); 2. " ".join(text.split()). */
     vx_sbuf b = {0};
-    int in_word = 0, any = 0;
-    for (size_t i = 0; i < len;) {
-        const char *src = i == 0 ? head : in + i;
-        size_t sl;
-        int kk = vx_utf8_next(in, len, i, &cp);
-        sl = i == 0 ? head_len : (size_t)kk;
-        if (vx_uc_py_space(cp)) {
-            in_word = 0;
-        } else {
-            if (!in_word && any && vx_sbuf_put(&b, " ", 1)) goto nomem;
-            if (vx_sbuf_put(&b, src, sl)) goto nomem;
-            in_word = any = 1;
-        }
-        i += (size_t)kk;
-    }
-    if (!b.s && vx_sbuf_put(&b, "", 0)) goto nomem;
+    if (vx_sbuf_put_capfirst_words(&b, in, len)) goto nomem;
 
     /* 3. The replacement table, one rule after the other. */
     static const char *const table[][2] = {

@@ -40,3 +40,33 @@ fail:
     free(b.s);
     return -1;
 }
+
+int vx_sbuf_put_capfirst_words(vx_sbuf *b, const char *in, size_t len) {
+    uint32_t cp = 0;
+    const int k0 = len ? vx_utf8_next(in, len, 0, &cp) : 0;
+    char head[16];
+    size_t head_len = 0;
+    if (len && vx_uc_py_lower(cp)) {
+        uint32_t up[3];
+        int nu = vx_uc_py_upper(cp, up);
+        for (int i = 0; i < nu; i++) head_len += (size_t)vx_utf8_put(up[i], head + head_len);
+    } else {
+        memcpy(head, in, (size_t)k0);
+        head_len = (size_t)k0;
+    }
+    int in_word = 0, any = 0;
+    for (size_t i = 0; i < len;) {
+        int k = vx_utf8_next(in, len, i, &cp);
+        const char *src = i == 0 ? head : in + i;
+        size_t sl = i == 0 ? head_len : (size_t)k;
+        if (vx_uc_py_space(cp)) {
+            in_word = 0;
+        } else {
+            if (!in_word && any && vx_sbuf_put(b, " ", 1)) return -1;
+            if (vx_sbuf_put(b, src, sl)) return -1;
+            in_word = any = 1;
+        }
+        i += (size_t)k;
+    }
+    return b->s ? 0 : vx_sbuf_put(b, "", 0);
+}

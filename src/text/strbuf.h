@@ -18,4 +18,9 @@ int vx_sbuf_cp(vx_sbuf *b, uint32_t cp);
  * Replaces the contents of *b (string, length and capacity). */
 int vx_sbuf_replace(vx_sbuf *b, const char *find, const char *rep);
 
+/* Appends valid UTF-8 text as Chatterbox's punc_norm starts it: the first character upper-cased
+ * when it is lowercase (Python's text[0].upper()), then " ".join(text.split()) (runs of Python
+ * whitespace dropped, words joined by one ASCII space). Leaves b a valid (maybe empty) string. */
+int vx_sbuf_put_capfirst_words(vx_sbuf *b, const char *in, size_t len);
+
 #endif

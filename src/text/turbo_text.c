@@ -27,36 +27,9 @@ vocis_status vx_turbo_punc_norm(const char *in, char **out, vx_err *err) {
     if (bad < len)
         return vx_fail(err, VOCIS_E_ARG, "text: invalid UTF-8 at byte offset %zu (byte 0x%02X)", bad,
                        (unsigned char)in[bad]);
-    /* text[0].upper() when text[0].islower(), before the whitespace collapse */
-    uint32_t cp;
-    const int k0 = vx_utf8_next(in, len, 0, &cp);
-    char head[16];
-    size_t head_len = 0;
-    if (vx_uc_py_lower(cp)) {
-        uint32_t up[3];
-        int nu = vx_uc_py_upper(cp, up);
-        for (int i = 0; i < nu; i++) head_len += (size_t)vx_utf8_put(up[i], head + head_len);
-    } else {
-        memcpy(head, in, (size_t)k0);
-        head_len = (size_t)k0;
-    }
-    /* " ".join(text.split()) */
+    /* text[0].upper() when text[0].islower(), then " ".join(text.split()) */
     vx_sbuf b = {0};
-    int in_word = 0, any = 0;
-    for (size_t i = 0; i < len;) {
-        int k = vx_utf8_next(in, len, i, &cp);
-        const char *src = i == 0 ? head : in + i;
-        size_t sl = i == 0 ? head_len : (size_t)k;
-        if (vx_uc_py_space(cp)) {
-            in_word = 0;
-        } else {
-            if (!in_word && any && vx_sbuf_put(&b, " ", 1)) goto nomem;
-            if (vx_sbuf_put(&b, src, sl)) goto nomem;
-            in_word = any = 1;
-        }
-        i += (size_t)k;
-    }
-    if (!b.s && vx_sbuf_put(&b, "", 0)) goto nomem;
+    if (vx_sbuf_put_capfirst_words(&b, in, len)) goto nomem;
     static const char *const table[][2] = {
         {"\xE2\x80\xA6", ", "}, /* U+2026 … */
         {":", ","},

@@ -2,11 +2,10 @@
 fails=0
 
 # expect_error NAME PATTERN CMD...: the command must exit non-zero (not by a
-# signal or a timeout) with exactly one stderr line matching PATTERN.
+# signal or a timeout) with exactly one stderr line matching PATTERN. Safe under `set -e`.
 expect_error() {
-    local name=$1 pattern=$2; shift 2
-    timeout 120 "$@" >"$SCRATCH/out" 2>"$SCRATCH/err"
-    local rc=$? lines
+    local name=$1 pattern=$2 rc=0 lines; shift 2
+    timeout 120 "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" || rc=$?
     lines=$(wc -l <"$SCRATCH/err")
     if [ $rc -eq 0 ] || [ $rc -ge 124 ] || [ "$lines" -ne 1 ] || ! grep -qE -- "$pattern" "$SCRATCH/err"; then
         echo "FAIL $name: rc=$rc, $lines stderr line(s):"; sed 's/^/    /' "$SCRATCH/err" | head -5

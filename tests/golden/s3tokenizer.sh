@@ -25,21 +25,7 @@ write_st() {
     head -c "$nbytes" /dev/zero >>"$file"
 }
 
-# expect_error NAME PATTERN CMD...: non-zero exit (not a signal) with exactly one stderr line matching PATTERN.
-fails=0
-expect_error() {
-    local name=$1 pattern=$2; shift 2
-    local rc=0
-    timeout 120 "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" || rc=$?
-    local lines
-    lines=$(wc -l <"$SCRATCH/err")
-    if [ $rc -eq 0 ] || [ $rc -ge 124 ] || [ "$lines" -ne 1 ] || ! grep -qE -- "$pattern" "$SCRATCH/err"; then
-        echo "FAIL $name: rc=$rc, $lines stderr line(s):"; sed 's/^/    /' "$SCRATCH/err" | head -5
-        fails=$((fails + 1))
-    else
-        echo "ok   $name: $(cat "$SCRATCH/err")"
-    fi
-}
+. "$(dirname "$0")/../cli/lib.sh" # expect_error (counts failures in $fails)
 
 # 100 samples at 16 kHz: not even one 10 ms frame
 write_st "$SCRATCH/short.st" '{"ref_16k_torchaudio":{"dtype":"F32","shape":[1,100],"data_offsets":[0,400]},"ref_16k_soxr":{"dtype":"F32","shape":[100],"data_offsets":[400,800]},"ref_24k":{"dtype":"F32","shape":[1500],"data_offsets":[800,6800]}}' 6800

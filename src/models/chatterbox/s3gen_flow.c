@@ -45,7 +45,6 @@ static vocis_status own(ldr *L, void *p) {
     return VOCIS_OK;
 }
 
-
 /* Fetch a tensor by name with an exact shape. */
 static vocis_status get(ldr *L, vx_tensor *t, int kind, int ndim, const int64_t *shape, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
@@ -616,17 +615,7 @@ vocis_status vx_s3gen_flow_infer(const vx_s3gen_flow *f, const int64_t *speech_t
 vocis_status vx_stage_s3gen_flow(const vx_stage_args *a, vx_err *err) {
     if (vx_turbo_is_folder(a->model_dir)) return vx_stage_turbo_s3gen_flow(a, err);
     int steps = 10;
-    for (int i = 0; i < a->argc; i++) {
-        if (strcmp(a->argv[i], "--steps") == 0 && i + 1 < a->argc) {
-            char *end;
-            long v = strtol(a->argv[++i], &end, 10);
-            if (*end || v < 1 || v > 1000)
-                return vx_fail(err, VOCIS_E_ARG, "option --steps: invalid value '%s' (1..1000)", a->argv[i]);
-            steps = (int)v;
-        } else {
-            return vx_fail(err, VOCIS_E_ARG, "unknown option '%s' (stage options: --steps N)", a->argv[i]);
-        }
-    }
+    VX_TRY(vx_stage_opt_steps(a, &steps, err));
     vx_cb_config cfg;
     vx_cb_config_default(&cfg);
     VX_TRY(vx_cb_config_load(&cfg, a->model_dir, NULL, err));

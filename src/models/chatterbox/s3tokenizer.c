@@ -89,7 +89,6 @@ static float *own_f32(vx_s3tok *t, size_t n, vx_err *err, const char *what) {
     return p;
 }
 
-
 /* A tensor by name with the expected shape (−1 = any, checkpoint only), or a synthetic f32 one. */
 static vocis_status get(ldr *L, vx_tensor *t, int kind, int ndim, const int64_t *shape, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));

@@ -98,29 +98,36 @@ done:
     return st;
 }
 
+vocis_status vx_stage_conds_pt_out(const vx_stage_args *a, vx_cb_conds *c, vx_err *err) {
+    memset(c, 0, sizeof *c);
+    VX_TRY(vx_stage_no_options(a, err));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/conds.pt", a->model_dir);
+    VX_TRY(vx_cb_conds_load_pt(path, c, err));
+    vocis_status st = VOCIS_OK;
+#define OUT_F(name, f) if (!st) st = vx_stage_out_f32(a, name, (f).ndim, (f).shape, (f).data, err)
+#define OUT_I(name, f) if (!st) st = vx_stage_out_i64(a, name, (f).ndim, (f).shape, (f).data, err)
+    OUT_F("t3.speaker_emb", c->speaker_emb);
+    OUT_I("t3.cond_prompt_speech_tokens", c->cond_prompt_speech_tokens);
+    OUT_F("t3.emotion_adv", c->emotion_adv);
+    if (c->has_gen) {
+        OUT_I("gen.prompt_token", c->prompt_token);
+        if (!st) st = vx_stage_out_i64(a, "gen.prompt_token_len", VX_DIMS(1), &c->prompt_token_len, err);
+        OUT_F("gen.prompt_feat", c->prompt_feat);
+        OUT_F("gen.embedding", c->embedding);
+    }
+#undef OUT_F
+#undef OUT_I
+    if (st) vx_cb_conds_free(c);
+    return st;
+}
+
 /* conds-pt: the model folder's conds.pt as golden-named tensors (13_conds_pt),
  * plus the T3 prefill logits for `builtin_text_tokens` when --in has them. */
 vocis_status vx_stage_conds_pt(const vx_stage_args *a, vx_err *err) {
     if (vx_turbo_is_folder(a->model_dir)) return vx_stage_turbo_conds_pt(a, err);
-    VX_TRY(vx_stage_no_options(a, err));
-    char path[4200];
-    snprintf(path, sizeof path, "%s/conds.pt", a->model_dir);
     vx_cb_conds c;
-    VX_TRY(vx_cb_conds_load_pt(path, &c, err));
-    vocis_status st = VOCIS_OK;
-#define OUT_F(name, f) if (!st) st = vx_stage_out_f32(a, name, (f).ndim, (f).shape, (f).data, err)
-#define OUT_I(name, f) if (!st) st = vx_stage_out_i64(a, name, (f).ndim, (f).shape, (f).data, err)
-    OUT_F("t3.speaker_emb", c.speaker_emb);
-    OUT_I("t3.cond_prompt_speech_tokens", c.cond_prompt_speech_tokens);
-    OUT_F("t3.emotion_adv", c.emotion_adv);
-    if (c.has_gen) {
-        OUT_I("gen.prompt_token", c.prompt_token);
-        if (!st) st = vx_stage_out_i64(a, "gen.prompt_token_len", VX_DIMS(1), &c.prompt_token_len, err);
-        OUT_F("gen.prompt_feat", c.prompt_feat);
-        OUT_F("gen.embedding", c.embedding);
-    }
-#undef OUT_F
-#undef OUT_I
+    vocis_status st = vx_stage_conds_pt_out(a, &c, err);
     if (st || !a->in || !vx_st_find(a->in, "builtin_text_tokens")) {
         vx_cb_conds_free(&c);
         return st;

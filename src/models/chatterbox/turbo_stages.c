@@ -214,25 +214,8 @@ done:
 }
 
 vocis_status vx_stage_turbo_conds_pt(const vx_stage_args *a, vx_err *err) {
-    VX_TRY(vx_stage_no_options(a, err));
-    char path[4200];
-    snprintf(path, sizeof path, "%s/conds.pt", a->model_dir);
     vx_cb_conds c;
-    VX_TRY(vx_cb_conds_load_pt(path, &c, err));
-    vocis_status st = VOCIS_OK;
-#define OUT_F(name, f) if (!st) st = vx_stage_out_f32(a, name, (f).ndim, (f).shape, (f).data, err)
-#define OUT_I(name, f) if (!st) st = vx_stage_out_i64(a, name, (f).ndim, (f).shape, (f).data, err)
-    OUT_F("t3.speaker_emb", c.speaker_emb);
-    OUT_I("t3.cond_prompt_speech_tokens", c.cond_prompt_speech_tokens);
-    OUT_F("t3.emotion_adv", c.emotion_adv);
-    if (c.has_gen) {
-        OUT_I("gen.prompt_token", c.prompt_token);
-        if (!st) st = vx_stage_out_i64(a, "gen.prompt_token_len", VX_DIMS(1), &c.prompt_token_len, err);
-        OUT_F("gen.prompt_feat", c.prompt_feat);
-        OUT_F("gen.embedding", c.embedding);
-    }
-#undef OUT_F
-#undef OUT_I
+    vocis_status st = vx_stage_conds_pt_out(a, &c, err);
     if (st || !a->in || !vx_st_find(a->in, "builtin_text_tokens")) {
         vx_cb_conds_free(&c);
         return st;
@@ -278,17 +261,7 @@ out:
 
 vocis_status vx_stage_turbo_s3gen_flow(const vx_stage_args *a, vx_err *err) {
     int steps = 2;
-    for (int i = 0; i < a->argc; i++) {
-        if (strcmp(a->argv[i], "--steps") == 0 && i + 1 < a->argc) {
-            char *end;
-            long v = strtol(a->argv[++i], &end, 10);
-            if (*end || v < 1 || v > 1000)
-                return vx_fail(err, VOCIS_E_ARG, "option --steps: invalid value '%s' (1..1000)", a->argv[i]);
-            steps = (int)v;
-        } else {
-            return vx_fail(err, VOCIS_E_ARG, "unknown option '%s' (stage options: --steps N)", a->argv[i]);
-        }
-    }
+    VX_TRY(vx_stage_opt_steps(a, &steps, err));
     vx_cb_config cfg;
     VX_TRY(vx_turbo_config(a->model_dir, NULL, &cfg, err));
     char path[4200];

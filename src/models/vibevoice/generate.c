@@ -14,7 +14,7 @@
 
 /* ---- model ---------------------------------------------------------------- */
 
-static vocis_status scalar_of(const vx_weights *w, const char *name, float *out, vx_err *err) {
+vocis_status vx_vv_latent_scalar(const vx_weights *w, const char *name, float *out, vx_err *err) {
     const vx_tensor *t = vx_weights_find(w, name, NULL);
     if (!t) return vx_fail(err, VOCIS_E_SHAPE, "%s: missing tensor '%s'", vx_weights_path(w), name);
     if (vx_numel(t) != 1 || !(VX_FLOATS & VX_DT(t->dtype)))
@@ -56,8 +56,8 @@ vocis_status vx_vv_model_load_prec(vx_vv_model *m, const char *dir, int precisio
     if (!st) st = vx_vv_connector_load(m->w, "model.acoustic_connector.", &m->ac_conn, err);
     if (!st) st = vx_vv_connector_load(m->w, "model.semantic_connector.", &m->se_conn, err);
     if (!st) st = vx_vv_diffhead_load(m->w, &m->cfg, &m->head, err);
-    if (!st) st = scalar_of(m->w, "model.speech_scaling_factor", &m->scaling, err);
-    if (!st) st = scalar_of(m->w, "model.speech_bias_factor", &m->bias, err);
+    if (!st) st = vx_vv_latent_scalar(m->w, "model.speech_scaling_factor", &m->scaling, err);
+    if (!st) st = vx_vv_latent_scalar(m->w, "model.speech_bias_factor", &m->bias, err);
     if (!st && (m->ac_conn.hidden != m->lm.tf.dim || m->se_conn.hidden != m->lm.tf.dim ||
                 m->ac_conn.in_dim != vx_vv_vae_dim(m->acoustic) || m->se_conn.in_dim != vx_vv_vae_dim(m->semantic) ||
                 m->head->hidden != m->lm.tf.dim || m->head->latent != vx_vv_vae_dim(m->acoustic) ||

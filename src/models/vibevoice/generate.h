@@ -37,6 +37,10 @@ typedef struct vx_vv_model {
     float scaling, bias; /* model.speech_scaling_factor, model.speech_bias_factor */
 } vx_vv_model;
 
+/* One of the 0-d latent buffers (model.speech_scaling_factor / model.speech_bias_factor): they are
+ * NaN unless loaded, so non-finite values (and a zero scale) are errors naming the tensor. */
+vocis_status vx_vv_latent_scalar(const vx_weights *w, const char *name, float *out, vx_err *err);
+
 /* Loads a release folder: config.json, preprocessor_config.json, the
  * (sharded) safetensors and tokenizer.json. */
 vocis_status vx_vv_model_load(vx_vv_model *m, const char *dir, vx_err *err);

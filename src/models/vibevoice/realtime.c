@@ -1,15 +1,15 @@
 #include "models/vibevoice/realtime.h"
 
 #include <math.h>
-
-#include "base/flist.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/flist.h"
 #include "io/torchzip.h"
+#include "models/vibevoice/generate.h"
 #include "kernels/kernels.h"
 #include "kernels/precision.h"
 #include "models/synthetic.h"
@@ -18,18 +18,6 @@
 const char *const vx_rt_entry_names[VX_RT_N_ENTRIES] = {"lm", "tts_lm", "neg_lm", "neg_tts_lm"};
 
 /* ---- model ------------------------------------------------------------------ */
-
-static vocis_status rt_scalar(const vx_weights *w, const char *name, float *out, vx_err *err) {
-    const vx_tensor *t = vx_weights_find(w, name, NULL);
-    if (!t) return vx_fail(err, VOCIS_E_SHAPE, "%s: missing tensor '%s'", vx_weights_path(w), name);
-    if (vx_numel(t) != 1 || !(VX_FLOATS & VX_DT(t->dtype)))
-        return vx_fail(err, VOCIS_E_SHAPE, "%s: tensor '%s' must be one float", vx_weights_path(w), name);
-    vx_to_f32(out, t->data, t->dtype, 1);
-    if (!isfinite(*out) || (*out == 0.0f && strstr(name, "scaling")))
-        return vx_fail(err, VOCIS_E_FORMAT, "%s: tensor '%s' is %g (it must be loaded from the checkpoint)",
-                       vx_weights_path(w), name, (double)*out);
-    return VOCIS_OK;
-}
 
 /* Everything but the tokenizer, from an open weight set (m->w) and m->cfg. */
 static vocis_status rt_from_weights(vx_rt_model *m, vx_err *err) {
@@ -79,8 +67,8 @@ static vocis_status rt_from_weights(vx_rt_model *m, vx_err *err) {
         VX_TRY(vx_vv_vae_load(w, "model.acoustic_tokenizer.", &c->acoustic, VX_VV_VAE_DECODER, &m->acoustic, err));
     VX_TRY(vx_vv_connector_load(w, "model.acoustic_connector.", &m->ac_conn, err));
     VX_TRY(vx_vv_diffhead_load(w, c, &m->head, err));
-    VX_TRY(rt_scalar(w, "model.speech_scaling_factor", &m->scaling, err));
-    VX_TRY(rt_scalar(w, "model.speech_bias_factor", &m->bias, err));
+    VX_TRY(vx_vv_latent_scalar(w, "model.speech_scaling_factor", &m->scaling, err));
+    VX_TRY(vx_vv_latent_scalar(w, "model.speech_bias_factor", &m->bias, err));
     if (m->ac_conn.hidden != H || m->ac_conn.in_dim != vx_vv_vae_dim(m->acoustic) || m->head->hidden != H ||
         m->head->latent != vx_vv_vae_dim(m->acoustic))
         return vx_fail(err, VOCIS_E_SHAPE, "%s: connector / diffusion head / tokenizer widths do not fit together",
