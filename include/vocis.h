@@ -60,8 +60,9 @@ typedef struct vocis_model vocis_model;
  *                          (seeded output reproduces upstream's audio);
  *   VOCIS_PRECISION_BF16   float32 weight matrices converted to bf16 once at open (half the
  *                          memory and bandwidth), float32 activations and accumulation;
- *   VOCIS_PRECISION_Q8     int8 transformer linears: not implemented yet (refused);
- *   VOCIS_PRECISION_DEFAULT (0): the environment's VOCIS_PRECISION (exact|bf16) when set, else EXACT
+ *   VOCIS_PRECISION_Q8     transformer linears (T3, Qwen2, diffusion head) as int8 with a float
+ *                          scale per 32 weights, everything else as in BF16 (~0.56x bf16's bytes);
+ *   VOCIS_PRECISION_DEFAULT (0): the environment's VOCIS_PRECISION (exact|bf16|q8) when set, else EXACT
  *                          (bf16 is faster but not sample-identical: a seed then draws other tokens). */
 enum {
     VOCIS_PRECISION_DEFAULT = 0,
@@ -70,10 +71,22 @@ enum {
     VOCIS_PRECISION_Q8 = 3
 };
 
+/* Storage of the transformer KV caches for vocis_open_options.kv_cache:
+ *   VOCIS_KV_F32   float32 keys and values (upstream's arithmetic; the default);
+ *   VOCIS_KV_BF16  keys (after RoPE) and values rounded to bf16 as they are cached: half
+ *                  the cache memory and bandwidth (long contexts), float32 attention
+ *                  arithmetic; output close to, not identical with, float32.
+ * Chatterbox (English, Multilingual) T3 and VibeVoice 1.5B / 7B take it; for
+ * Turbo / Nano / Realtime models VOCIS_KV_BF16 is refused at open. */
+enum { VOCIS_KV_DEFAULT = 0, VOCIS_KV_F32 = 1, VOCIS_KV_BF16 = 2 };
+
+/* Fields are only ever added at the end; a zero-initialised field keeps the
+ * behaviour from before it existed. */
 typedef struct vocis_open_options {
     int threads;             /* worker threads; 0 = number of physical cores */
     const char *config_path; /* optional override file for hyper-parameters (NULL = none) */
     int precision;           /* VOCIS_PRECISION_*; 0 = default (exact unless VOCIS_PRECISION says otherwise) */
+    int kv_cache;            /* VOCIS_KV_*; 0 = default (float32) */
 } vocis_open_options;
 
 /* Open a model folder (the Hugging Face release layout): Chatterbox

@@ -1,4 +1,6 @@
 # Precision policy (kernels/precision.h): conversion kernel and load-time
 # conversion (unit), and the bf16 mode against the goldens with its own tolerances.
 vocis_unit_test(test_precision ${VOCIS_TEST_SRC}/unit/test_precision.c)
+vocis_unit_test(test_q8 ${VOCIS_TEST_SRC}/unit/test_q8.c)
 vocis_script_test(golden_precision_bf16 golden/precision_bf16.sh)
+vocis_script_test(golden_precision_q8 golden/precision_q8.sh)

@@ -54,6 +54,19 @@ static vocis_status open_chatterbox(vocis_model *m, const vocis_open_options *o)
     return VOCIS_OK;
 }
 
+/* The KV-cache storage of vocis_open_options.kv_cache onto the stacks the open made. */
+static vocis_status apply_kv(vocis_model *m, int kv, vocis_status st) {
+    if (st || kv != VOCIS_KV_BF16) return st;
+    if (m->has_t3) vx_tf_set_kv(&m->t3.tf, VX_KV_BF16);
+    if (m->vv) vx_tf_set_kv(&m->vv->lm.tf, VX_KV_BF16);
+    return VOCIS_OK;
+}
+
+static vocis_status kv_refused(vocis_model *m, const char *family) {
+    return vx_fail(vx_api_err(m), VOCIS_E_UNSUPPORTED, "a bf16 KV cache is not available for %s models (use f32)",
+                   family);
+}
+
 vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, vocis_model **out) {
     vocis_model *m = calloc(1, sizeof *m);
     *out = m;
@@ -62,19 +75,24 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
     m->threads = opts && opts->threads > 0 ? opts->threads : vx_default_threads();
     m->precision = vx_precision_resolve(opts ? opts->precision : 0);
     if (vx_precision_check(m->precision, vx_api_err(m))) return vx_api_err(m)->code;
+    const int kv = opts ? opts->kv_cache : VOCIS_KV_DEFAULT;
+    if (kv < VOCIS_KV_DEFAULT || kv > VOCIS_KV_BF16)
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "unknown KV-cache storage %d (VOCIS_KV_F32 or VOCIS_KV_BF16)", kv);
     if (!dir || !*dir) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no model folder given");
     snprintf(m->dir, sizeof m->dir, "%s", dir);
     if (access(dir, F_OK) != 0) return vx_fail(vx_api_err(m), VOCIS_E_IO, "%s: model folder not found", dir);
-    if (vx_turbo_is_folder(dir)) return vx_api_turbo_open(m, opts); /* Chatterbox-Turbo / -Nano */
-    if (vx_mtl_is_folder(dir)) return vx_api_mtl_open(m, opts); /* Chatterbox-Multilingual */
-    if (vx_api_file_exists(dir, "t3_cfg.safetensors")) return open_chatterbox(m, opts);
+    if (vx_turbo_is_folder(dir)) /* Chatterbox-Turbo / -Nano */
+        return kv == VOCIS_KV_BF16 ? kv_refused(m, "Chatterbox-Turbo / -Nano") : vx_api_turbo_open(m, opts);
+    if (vx_mtl_is_folder(dir)) return apply_kv(m, kv, vx_api_mtl_open(m, opts)); /* Chatterbox-Multilingual */
+    if (vx_api_file_exists(dir, "t3_cfg.safetensors")) return apply_kv(m, kv, open_chatterbox(m, opts));
     if (vx_api_file_exists(dir, "s3gen.safetensors") && !vx_api_file_exists(dir, "config.json")) {
         /* ChatterboxVC.from_local: s3gen.safetensors (+ conds.pt for the built-in target) */
         vx_cb_config_default(&m->cfg);
         m->is_vc = 1;
         return vx_cb_config_load(&m->cfg, m->dir, opts ? opts->config_path : NULL, vx_api_err(m));
     }
-    if (vx_api_file_exists(dir, "config.json") && vx_api_rt_detect(dir)) return vx_api_rt_open(m, dir);
+    if (vx_api_file_exists(dir, "config.json") && vx_api_rt_detect(dir))
+        return kv == VOCIS_KV_BF16 ? kv_refused(m, "VibeVoice-Realtime") : vx_api_rt_open(m, dir);
     if (vx_api_file_exists(dir, "config.json")) {
         m->vv = calloc(1, sizeof *m->vv);
         if (!m->vv) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
@@ -83,7 +101,7 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
             free(m->vv);
             m->vv = NULL;
         }
-        return st;
+        return apply_kv(m, kv, st);
     }
     return vx_fail(vx_api_err(m), VOCIS_E_UNSUPPORTED,
                    "%s: not a recognised model folder (expected Chatterbox's t3_cfg.safetensors or VibeVoice's "

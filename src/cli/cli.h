@@ -24,11 +24,16 @@ int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(print
 
 /* --precision VALUE (NULL = not given → 0, the default) into *out, as for
  * vocis_open_options.precision; returns 2 after printing a one-line error
- * (unknown value, or a mode not implemented yet). */
+ * (unknown value). */
 int cli_precision(const char *cmd, const char *s, int *out);
 #define CLI_PRECISION_HELP \
     "weights: exact (as stored: upstream's arithmetic; default), bf16 (F32 matrices as bf16: ~1.7x faster\n" \
-    "                             T3, not sample-identical), q8 (not yet)"
+    "                             T3, not sample-identical), q8 (transformer linears int8, the rest bf16)"
+
+/* --kv VALUE (NULL = not given → 0, the default: f32) into *out as for
+ * vocis_open_options.kv_cache (VOCIS_KV_*); returns 2 after a one-line error. */
+int cli_kv(const char *cmd, const char *s, int *out);
+#define CLI_KV_HELP "KV-cache storage: f32 (default, exact) or bf16 (half the cache memory; long contexts)"
 
 /* Subcommands: each returns the process exit status. */
 int cmd_tokenize(int argc, char **argv);
@@ -46,6 +51,8 @@ int bench_convert(int argc, char **argv);
 int bench_clone(int argc, char **argv);
 /* `vocis bench vibevoice` (cmd_bench_vv.c). */
 int bench_vibevoice(int argc, char **argv);
+/* `vocis bench quality` (cmd_bench_quality.c): fast precision modes vs exact. */
+int bench_quality(int argc, char **argv);
 int cmd_speak(int argc, char **argv);
 int cmd_voice(int argc, char **argv);
 int cmd_serve(int argc, char **argv); /* cmd_serve.c */

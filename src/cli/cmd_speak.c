@@ -166,7 +166,7 @@ int cmd_speak(int argc, char **argv) {
     if (argc < 0) return cli_error("speak", "more than %d --voice options", MAX_VOICES), 2;
     const char *model = NULL, *text = NULL, *text_file = NULL, *voice_path = NULL, *out = NULL, *format = "wav";
     (void)voice_path; /* --voice is taken by take_voices; the entry documents it */
-    const char *config = NULL, *precision = NULL, *language = NULL;
+    const char *config = NULL, *precision = NULL, *language = NULL, *kv_s = NULL;
     vocis_speak_options o;
     vocis_speak_options_default(&o);
     o.vv.cfg_scale = NAN, o.vv.diffusion_steps = 0; /* the model's defaults, filled in after open */
@@ -208,6 +208,7 @@ int cmd_speak(int argc, char **argv) {
         {"--config", CLI_STR, &config, "hyper-parameter override file", 0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
+        {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
         {"--stream-text", CLI_FLAG, &stream_text,
          "VibeVoice-Realtime: read the text (stdin or --text-file) as it arrives and speak it meanwhile", 0, -1},
         {"--quiet|-q", CLI_FLAG, &ui.quiet, "no progress on stderr", 0, -1},
@@ -225,6 +226,8 @@ int cmd_speak(int argc, char **argv) {
     if (!model) return cli_error("speak", "--model DIR is required"), 2;
     int prec;
     if (cli_precision("speak", precision, &prec)) return 2;
+    int kvc;
+    if (cli_kv("speak", kv_s, &kvc)) return 2;
     if (!out) return cli_error("speak", "-o FILE is required (use -o - for raw PCM on stdout)"), 2;
     if (text && text_file) return cli_error("speak", "give --text or --text-file, not both"), 2;
     if (strcmp(format, "wav") && strcmp(format, "wav16") && strcmp(format, "f32") && strcmp(format, "flac") &&
@@ -255,7 +258,7 @@ int cmd_speak(int argc, char **argv) {
     o.on_audio = on_audio;
     o.user = &ui;
 
-    vocis_open_options oo = {threads, config, prec};
+    vocis_open_options oo = {threads, config, prec, kvc};
     vocis_model *m;
     vocis_voice *v = NULL;
     vocis_audio a = {0};

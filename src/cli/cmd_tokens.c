@@ -15,6 +15,7 @@ static int print_progress(void *user, int step, int32_t token) {
 
 int cmd_tokens(int argc, char **argv) {
     const char *model = NULL, *text = NULL, *cond = NULL, *config = NULL, *precision = NULL, *language = NULL;
+    const char *kv_s = NULL;
     vocis_t3_options o;
     vocis_t3_options_default(&o);
     uint64_t seed = UINT64_MAX; /* unset */
@@ -40,6 +41,7 @@ int cmd_tokens(int argc, char **argv) {
          0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
+        {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
         {"--quiet|-q", CLI_FLAG, &quiet, "no progress on stderr", 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
@@ -50,6 +52,8 @@ int cmd_tokens(int argc, char **argv) {
     if (!model) return cli_error("tokens", "--model DIR is required"), 2;
     int prec;
     if (cli_precision("tokens", precision, &prec)) return 2;
+    int kvc;
+    if (cli_kv("tokens", kv_s, &kvc)) return 2;
     if (!text) return cli_error("tokens", "--text TEXT is required"), 2;
     if (seed != UINT64_MAX && seed > (uint64_t)INT64_MAX) return cli_error("tokens", "--seed must be below 2^63"), 2;
     o.seed = seed == UINT64_MAX ? -1 : (int64_t)seed;
@@ -59,7 +63,7 @@ int cmd_tokens(int argc, char **argv) {
     o.on_token = print_progress;
     o.user = &show;
 
-    vocis_open_options oo = {threads, config, prec};
+    vocis_open_options oo = {threads, config, prec, kvc};
     vocis_model *m;
     if (vocis_model_open(model, &oo, &m) != VOCIS_OK) {
         cli_error("tokens", "%s", vocis_errmsg(m));

@@ -32,24 +32,37 @@
  * keys or prefetching to L2 were no better). */
 #define PF_KEYS 8
 
-static inline void prefetch_rows(const float *p, int n, int64_t stride, int hd) {
+/* K/V elements are float32 or bf16 (a bf16 KV cache: vx_attention_kv): the
+ * pieces below are written once over an element loader with a constant
+ * `bf` flag and instantiated for both, so that bf16 K/V widened in registers
+ * go through exactly the float32 arithmetic (same order, f32 accumulation):
+ * the result equals vx_attention over the same values widened to float32. */
+VX_INLINE float ld1(const void *p, int64_t i, int bf) {
+    return bf ? vx_bf16_to_f32(((const uint16_t *)p)[i]) : ((const float *)p)[i];
+}
+
+/* Prefetch n rows of hd elements at element offset `at`, rows ks elements apart. */
+VX_INLINE void prefetch_rows(const void *p, int64_t at, int n, int64_t ks, int hd, int bf) {
+    const int64_t es = bf ? 2 : 4;
+    const char *c = (const char *)p + at * es;
     for (int r = 0; r < n; r++)
-        for (int d = 0; d < hd; d += 16) _mm_prefetch((const char *)(p + r * stride + d), _MM_HINT_T0);
+        for (int64_t b = 0; b < hd * es; b += 64) _mm_prefetch(c + r * ks * es + b, _MM_HINT_T0);
 }
 
 /* ---- per-ISA pieces of the online softmax ----
  * scores: s[j] = scale · q·k_j;  expsum: s[j] = exp(s[j] − m), returns Σ;
- * pv: o += Σ_j p[j] · v_j;  k_j = k + j·ks, v_j = v + j·ks. */
+ * pv: o += Σ_j p[j] · v_j;  k_j = k + j·ks, v_j = v + j·ks (elements). */
 
-static void scores_1(float *s, const float *q, const float *k, int64_t ks, int hd, int64_t nb, float scale, int pf) {
+VX_INLINE void scores_1_t(int bf, float *s, const float *q, const void *k, int64_t ks, int hd, int64_t nb,
+                          float scale) {
     for (int64_t j = 0; j < nb; j++) {
-        const float *kj = k + j * ks;
+        const int64_t kj = j * ks;
         float p[8] = {0};
         int d = 0;
         for (; d + 8 <= hd; d += 8)
-            for (int l = 0; l < 8; l++) p[l] += q[d + l] * kj[d + l];
+            for (int l = 0; l < 8; l++) p[l] += q[d + l] * ld1(k, kj + d + l, bf);
         float a = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
-        for (; d < hd; d++) a += q[d] * kj[d];
+        for (; d < hd; d++) a += q[d] * ld1(k, kj + d, bf);
         s[j] = a * scale;
     }
 }
@@ -60,21 +73,28 @@ static float expsum_1(float *s, int64_t nb, float m) {
     return sum;
 }
 
-static void pv_1(float *o, const float *p, const float *v, int64_t ks, int hd, int64_t nb, int pf) {
+VX_INLINE void pv_1_t(int bf, float *o, const float *p, const void *v, int64_t ks, int hd, int64_t nb) {
     for (int64_t j = 0; j < nb; j++)
-        for (int d = 0; d < hd; d++) o[d] += p[j] * v[j * ks + d];
+        for (int d = 0; d < hd; d++) o[d] += p[j] * ld1(v, j * ks + d, bf);
 }
 
-static VX_TARGET_AVX2 void scores_2(float *s, const float *q, const float *k, int64_t ks, int hd, int64_t nb,
-                                    float scale, int pf) {
+VX_INLINE VX_TARGET_AVX2 __m256 ld8(const void *p, int64_t i, int bf) {
+    if (bf)
+        return _mm256_castsi256_ps(_mm256_slli_epi32(
+            _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)p + i))), 16));
+    return _mm256_loadu_ps((const float *)p + i);
+}
+
+VX_INLINE VX_TARGET_AVX2 void scores_2_t(int bf, float *s, const float *q, const void *k, int64_t ks, int hd,
+                                         int64_t nb, float scale, int pf) {
     for (int64_t j = 0; j < nb; j++) {
-        const float *kj = k + j * ks;
-        if (pf) prefetch_rows(kj + PF_KEYS * ks, 1, ks, hd);
+        const int64_t kj = j * ks;
+        if (pf) prefetch_rows(k, kj + PF_KEYS * ks, 1, ks, hd, bf);
         __m256 acc = _mm256_setzero_ps();
         int d = 0;
-        for (; d + 8 <= hd; d += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(kj + d), acc);
+        for (; d + 8 <= hd; d += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), ld8(k, kj + d, bf), acc);
         float a = vx_hsum256(acc);
-        for (; d < hd; d++) a += q[d] * kj[d];
+        for (; d < hd; d++) a += q[d] * ld1(k, kj + d, bf);
         s[j] = a * scale;
     }
 }
@@ -92,19 +112,20 @@ static VX_TARGET_AVX2 float expsum_2(float *s, int64_t nb, float m) {
     return sum;
 }
 
-static VX_TARGET_AVX2 void pv_2(float *o, const float *p, const float *v, int64_t ks, int hd, int64_t nb, int pf) {
+VX_INLINE VX_TARGET_AVX2 void pv_2_t(int bf, float *o, const float *p, const void *v, int64_t ks, int hd,
+                                     int64_t nb, int pf) {
     int d0 = 0;
     for (; d0 + 32 <= hd; d0 += 32) {
         __m256 a0 = _mm256_loadu_ps(o + d0), a1 = _mm256_loadu_ps(o + d0 + 8);
         __m256 a2 = _mm256_loadu_ps(o + d0 + 16), a3 = _mm256_loadu_ps(o + d0 + 24);
         for (int64_t j = 0; j < nb; j++) {
-            const float *vj = v + j * ks + d0;
-            if (pf && d0 == 0) prefetch_rows(vj + PF_KEYS * ks, 1, ks, hd);
+            const int64_t vj = j * ks + d0;
+            if (pf && d0 == 0) prefetch_rows(v, vj + PF_KEYS * ks, 1, ks, hd, bf);
             __m256 pj = _mm256_set1_ps(p[j]);
-            a0 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj), a0);
-            a1 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 8), a1);
-            a2 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 16), a2);
-            a3 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 24), a3);
+            a0 = _mm256_fmadd_ps(pj, ld8(v, vj, bf), a0);
+            a1 = _mm256_fmadd_ps(pj, ld8(v, vj + 8, bf), a1);
+            a2 = _mm256_fmadd_ps(pj, ld8(v, vj + 16, bf), a2);
+            a3 = _mm256_fmadd_ps(pj, ld8(v, vj + 24, bf), a3);
         }
         _mm256_storeu_ps(o + d0, a0);
         _mm256_storeu_ps(o + d0 + 8, a1);
@@ -113,35 +134,49 @@ static VX_TARGET_AVX2 void pv_2(float *o, const float *p, const float *v, int64_
     }
     for (; d0 + 8 <= hd; d0 += 8) {
         __m256 a = _mm256_loadu_ps(o + d0);
-        for (int64_t j = 0; j < nb; j++) a = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), _mm256_loadu_ps(v + j * ks + d0), a);
+        for (int64_t j = 0; j < nb; j++) a = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), ld8(v, j * ks + d0, bf), a);
         _mm256_storeu_ps(o + d0, a);
     }
     for (int64_t j = 0; d0 < hd && j < nb; j++)
-        for (int d = d0; d < hd; d++) o[d] += p[j] * v[j * ks + d];
+        for (int d = d0; d < hd; d++) o[d] += p[j] * ld1(v, j * ks + d, bf);
 }
 
-static VX_TARGET_AVX512 void scores_5(float *s, const float *q, const float *k, int64_t ks, int hd, int64_t nb,
-                                      float scale, int pf) {
+/* 16 elements at element offset i (masked lanes 0), widened to float32. */
+VX_INLINE VX_TARGET_AVX512 __m512 ld16m(const void *p, int64_t i, __mmask16 m, int bf) {
+    if (bf)
+        return _mm512_castsi512_ps(
+            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)p + i)), 16));
+    return _mm512_maskz_loadu_ps(m, (const float *)p + i);
+}
+VX_INLINE VX_TARGET_AVX512 __m512 ld16(const void *p, int64_t i, int bf) {
+    if (bf)
+        return _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)((const uint16_t *)p + i))), 16));
+    return _mm512_loadu_ps((const float *)p + i);
+}
+
+VX_INLINE VX_TARGET_AVX512 void scores_5_t(int bf, float *s, const float *q, const void *k, int64_t ks, int hd,
+                                           int64_t nb, float scale, int pf) {
     int dv = hd & ~15;
     __mmask16 tm = (__mmask16)((1u << (hd - dv)) - 1);
     int64_t j = 0;
     for (; j + 4 <= nb; j += 4) { /* 4 keys at a time: independent FMA chains */
-        const float *k0 = k + j * ks, *k1 = k0 + ks, *k2 = k1 + ks, *k3 = k2 + ks;
+        const int64_t k0 = j * ks, k1 = k0 + ks, k2 = k1 + ks, k3 = k2 + ks;
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-        if (pf) prefetch_rows(k0 + PF_KEYS * ks, 4, ks, hd);
+        if (pf) prefetch_rows(k, k0 + PF_KEYS * ks, 4, ks, hd, bf);
         for (int d = 0; d < dv; d += 16) {
             __m512 qv = _mm512_loadu_ps(q + d);
-            a0 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k0 + d), a0);
-            a1 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k1 + d), a1);
-            a2 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k2 + d), a2);
-            a3 = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k3 + d), a3);
+            a0 = _mm512_fmadd_ps(qv, ld16(k, k0 + d, bf), a0);
+            a1 = _mm512_fmadd_ps(qv, ld16(k, k1 + d, bf), a1);
+            a2 = _mm512_fmadd_ps(qv, ld16(k, k2 + d, bf), a2);
+            a3 = _mm512_fmadd_ps(qv, ld16(k, k3 + d, bf), a3);
         }
         if (tm) {
             __m512 qv = _mm512_maskz_loadu_ps(tm, q + dv);
-            a0 = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(tm, k0 + dv), a0);
-            a1 = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(tm, k1 + dv), a1);
-            a2 = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(tm, k2 + dv), a2);
-            a3 = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(tm, k3 + dv), a3);
+            a0 = _mm512_fmadd_ps(qv, ld16m(k, k0 + dv, tm, bf), a0);
+            a1 = _mm512_fmadd_ps(qv, ld16m(k, k1 + dv, tm, bf), a1);
+            a2 = _mm512_fmadd_ps(qv, ld16m(k, k2 + dv, tm, bf), a2);
+            a3 = _mm512_fmadd_ps(qv, ld16m(k, k3 + dv, tm, bf), a3);
         }
         s[j] = vx_hsum512(a0) * scale;
         s[j + 1] = vx_hsum512(a1) * scale;
@@ -149,10 +184,10 @@ static VX_TARGET_AVX512 void scores_5(float *s, const float *q, const float *k, 
         s[j + 3] = vx_hsum512(a3) * scale;
     }
     for (; j < nb; j++) {
-        const float *kj = k + j * ks;
+        const int64_t kj = j * ks;
         __m512 a = _mm512_setzero_ps();
-        for (int d = 0; d < dv; d += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(q + d), _mm512_loadu_ps(kj + d), a);
-        if (tm) a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tm, q + dv), _mm512_maskz_loadu_ps(tm, kj + dv), a);
+        for (int d = 0; d < dv; d += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(q + d), ld16(k, kj + d, bf), a);
+        if (tm) a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tm, q + dv), ld16m(k, kj + dv, tm, bf), a);
         s[j] = vx_hsum512(a) * scale;
     }
 }
@@ -199,8 +234,8 @@ VX_INLINE VX_TARGET_AVX512 __m512 hsum4x4(__m512 x[4][4]) {
 }
 
 /* s[h·sst + j] = scale · q_h·k_j for nh heads (q_h = q + h·hd). */
-static VX_TARGET_AVX512 void scores_mh_5(float *s, int64_t sst, const float *q, int nh, const float *k, int64_t ks,
-                                         int hd, int64_t nb, float scale, int pf) {
+VX_INLINE VX_TARGET_AVX512 void scores_mh_5_t(int bf, float *s, int64_t sst, const float *q, int nh,
+                                              const void *k, int64_t ks, int hd, int64_t nb, float scale, int pf) {
     int dv = hd & ~15;
     __mmask16 tm = (__mmask16)((1u << (hd - dv)) - 1);
     for (int h0 = 0; h0 < nh; h0 += 4) {
@@ -209,8 +244,8 @@ static VX_TARGET_AVX512 void scores_mh_5(float *s, int64_t sst, const float *q, 
         for (int a = 0; a < 4; a++) qa[a] = q + (int64_t)(h0 + (a < hn ? a : 0)) * hd; /* pad with head h0 */
         int64_t j = 0;
         for (; j + 4 <= nb; j += 4) {
-            const float *kb[4] = {k + j * ks, k + (j + 1) * ks, k + (j + 2) * ks, k + (j + 3) * ks};
-            if (pf && h0 == 0) prefetch_rows(kb[0] + PF_KEYS * ks, 4, ks, hd);
+            const int64_t kb[4] = {j * ks, (j + 1) * ks, (j + 2) * ks, (j + 3) * ks};
+            if (pf && h0 == 0) prefetch_rows(k, kb[0] + PF_KEYS * ks, 4, ks, hd, bf);
             __m512 acc[4][4], qv[4], kv[4];
             _Pragma("GCC unroll 4")
             for (int a = 0; a < 4; a++)
@@ -221,7 +256,7 @@ static VX_TARGET_AVX512 void scores_mh_5(float *s, int64_t sst, const float *q, 
                 _Pragma("GCC unroll 4")
                 for (int a = 0; a < 4; a++) qv[a] = _mm512_maskz_loadu_ps(m, qa[a] + d);
                 _Pragma("GCC unroll 4")
-                for (int b = 0; b < 4; b++) kv[b] = _mm512_maskz_loadu_ps(m, kb[b] + d);
+                for (int b = 0; b < 4; b++) kv[b] = ld16m(k, kb[b] + d, m, bf);
                 _Pragma("GCC unroll 4")
                 for (int a = 0; a < 4; a++)
                     _Pragma("GCC unroll 4")
@@ -231,23 +266,26 @@ static VX_TARGET_AVX512 void scores_mh_5(float *s, int64_t sst, const float *q, 
             _mm512_storeu_ps(r, _mm512_mul_ps(hsum4x4(acc), _mm512_set1_ps(scale)));
             for (int a = 0; a < hn; a++) memcpy(s + (h0 + a) * sst + j, r + 4 * a, 4 * sizeof(float));
         }
-        for (int a = 0; a < hn && j < nb; a++) scores_5(s + (h0 + a) * sst + j, qa[a], k + j * ks, ks, hd, nb - j, scale, 0);
+        for (int a = 0; a < hn && j < nb; a++)
+            scores_5_t(bf, s + (h0 + a) * sst + j, qa[a], (const char *)k + j * ks * (bf ? 2 : 4), ks, hd, nb - j,
+                       scale, 0);
     }
 }
 
-/* o_h += Σ_j p[h·pst + j] · v_j for HN heads (o_h = o + h·hd) over 64 dims at d0. */
-VX_INLINE VX_TARGET_AVX512 void pv_block(int HN, float *o, int hd, const float *p, int64_t pst, const float *v,
-                                         int64_t ks, int64_t nb, const __mmask16 mk[4], int pf) {
+/* o_h += Σ_j p[h·pst + j] · v_j for HN heads (o_h = o + h·hd) over 64 dims from element offset vo. */
+VX_INLINE VX_TARGET_AVX512 void pv_block(int HN, int bf, float *o, int hd, const float *p, int64_t pst,
+                                         const void *v, int64_t vo, int64_t ks, int64_t nb, const __mmask16 mk[4],
+                                         int pf) {
     __m512 acc[4][4], vv[4];
     _Pragma("GCC unroll 4")
     for (int a = 0; a < HN; a++)
         _Pragma("GCC unroll 4")
         for (int u = 0; u < 4; u++) acc[a][u] = _mm512_maskz_loadu_ps(mk[u], o + a * hd + 16 * u);
     for (int64_t j = 0; j < nb; j++) {
-        const float *vj = v + j * ks;
-        if (pf) prefetch_rows(vj + PF_KEYS * ks, 1, ks, hd);
+        const int64_t vj = vo + j * ks;
+        if (pf) prefetch_rows(v, vj + PF_KEYS * ks, 1, ks, hd, bf);
         _Pragma("GCC unroll 4")
-        for (int u = 0; u < 4; u++) vv[u] = _mm512_maskz_loadu_ps(mk[u], vj + 16 * u);
+        for (int u = 0; u < 4; u++) vv[u] = ld16m(v, vj + 16 * u, mk[u], bf);
         _Pragma("GCC unroll 4")
         for (int a = 0; a < HN; a++) {
             __m512 pa = _mm512_set1_ps(p[a * pst + j]);
@@ -261,8 +299,8 @@ VX_INLINE VX_TARGET_AVX512 void pv_block(int HN, float *o, int hd, const float *
         for (int u = 0; u < 4; u++) _mm512_mask_storeu_ps(o + a * hd + 16 * u, mk[u], acc[a][u]);
 }
 
-static VX_TARGET_AVX512 void pv_mh_5(float *o, const float *p, int64_t pst, int nh, const float *v, int64_t ks,
-                                     int hd, int64_t nb, int pf) {
+VX_INLINE VX_TARGET_AVX512 void pv_mh_5_t(int bf, float *o, const float *p, int64_t pst, int nh, const void *v,
+                                          int64_t ks, int hd, int64_t nb, int pf) {
     for (int d0 = 0; d0 < hd; d0 += 64) {
         __mmask16 mk[4];
         for (int u = 0; u < 4; u++) {
@@ -274,43 +312,61 @@ static VX_TARGET_AVX512 void pv_mh_5(float *o, const float *p, int64_t pst, int 
             const float *ph = p + h0 * pst;
             int f = pf && h0 == 0 && d0 == 0;
             switch (nh - h0) {
-            case 1: pv_block(1, oh, hd, ph, pst, v + d0, ks, nb, mk, f); break;
-            case 2: pv_block(2, oh, hd, ph, pst, v + d0, ks, nb, mk, f); break;
-            case 3: pv_block(3, oh, hd, ph, pst, v + d0, ks, nb, mk, f); break;
-            default: pv_block(4, oh, hd, ph, pst, v + d0, ks, nb, mk, f); break;
+            case 1: pv_block(1, bf, oh, hd, ph, pst, v, d0, ks, nb, mk, f); break;
+            case 2: pv_block(2, bf, oh, hd, ph, pst, v, d0, ks, nb, mk, f); break;
+            case 3: pv_block(3, bf, oh, hd, ph, pst, v, d0, ks, nb, mk, f); break;
+            default: pv_block(4, bf, oh, hd, ph, pst, v, d0, ks, nb, mk, f); break;
             }
         }
     }
 }
 
-/* Scalar and AVX2: one head at a time. */
-static void scores_mh_1(float *s, int64_t sst, const float *q, int nh, const float *k, int64_t ks, int hd,
-                        int64_t nb, float scale, int pf) {
-    for (int h = 0; h < nh; h++) scores_1(s + h * sst, q + (int64_t)h * hd, k, ks, hd, nb, scale, 0);
-}
-static void pv_mh_1(float *o, const float *p, int64_t pst, int nh, const float *v, int64_t ks, int hd, int64_t nb,
-                    int pf) {
-    for (int h = 0; h < nh; h++) pv_1(o + (int64_t)h * hd, p + h * pst, v, ks, hd, nb, 0);
-}
-static void scores_mh_2(float *s, int64_t sst, const float *q, int nh, const float *k, int64_t ks, int hd,
-                        int64_t nb, float scale, int pf) {
-    for (int h = 0; h < nh; h++) scores_2(s + h * sst, q + (int64_t)h * hd, k, ks, hd, nb, scale, pf && h == 0);
-}
-static void pv_mh_2(float *o, const float *p, int64_t pst, int nh, const float *v, int64_t ks, int hd, int64_t nb,
-                    int pf) {
-    for (int h = 0; h < nh; h++) pv_2(o + (int64_t)h * hd, p + h * pst, v, ks, hd, nb, pf && h == 0);
-}
+/* The instances: scalar and AVX2 one head at a time; AVX-512 several heads. */
+#define ATTN_OPS(SFX, BF)                                                                                          \
+    static void scores_mh_1##SFX(float *s, int64_t sst, const float *q, int nh, const void *k, int64_t ks, int hd, \
+                                 int64_t nb, float scale, int pf) {                                               \
+        (void)pf;                                                                                                  \
+        for (int h = 0; h < nh; h++) scores_1_t(BF, s + h * sst, q + (int64_t)h * hd, k, ks, hd, nb, scale);       \
+    }                                                                                                              \
+    static void pv_mh_1##SFX(float *o, const float *p, int64_t pst, int nh, const void *v, int64_t ks, int hd,    \
+                             int64_t nb, int pf) {                                                                 \
+        (void)pf;                                                                                                  \
+        for (int h = 0; h < nh; h++) pv_1_t(BF, o + (int64_t)h * hd, p + h * pst, v, ks, hd, nb);                 \
+    }                                                                                                              \
+    static VX_TARGET_AVX2 void scores_mh_2##SFX(float *s, int64_t sst, const float *q, int nh, const void *k,      \
+                                                int64_t ks, int hd, int64_t nb, float scale, int pf) {             \
+        for (int h = 0; h < nh; h++)                                                                               \
+            scores_2_t(BF, s + h * sst, q + (int64_t)h * hd, k, ks, hd, nb, scale, pf && h == 0);                  \
+    }                                                                                                              \
+    static VX_TARGET_AVX2 void pv_mh_2##SFX(float *o, const float *p, int64_t pst, int nh, const void *v,          \
+                                            int64_t ks, int hd, int64_t nb, int pf) {                              \
+        for (int h = 0; h < nh; h++) pv_2_t(BF, o + (int64_t)h * hd, p + h * pst, v, ks, hd, nb, pf && h == 0);    \
+    }                                                                                                              \
+    static VX_TARGET_AVX512 void scores_mh_5##SFX(float *s, int64_t sst, const float *q, int nh, const void *k,    \
+                                                  int64_t ks, int hd, int64_t nb, float scale, int pf) {           \
+        scores_mh_5_t(BF, s, sst, q, nh, k, ks, hd, nb, scale, pf);                                                \
+    }                                                                                                              \
+    static VX_TARGET_AVX512 void pv_mh_5##SFX(float *o, const float *p, int64_t pst, int nh, const void *v,        \
+                                              int64_t ks, int hd, int64_t nb, int pf) {                            \
+        pv_mh_5_t(BF, o, p, pst, nh, v, ks, hd, nb, pf);                                                           \
+    }
+ATTN_OPS(_f32, 0)
+ATTN_OPS(_bf16, 1)
 
 typedef struct {
-    void (*scores)(float *s, int64_t sst, const float *q, int nh, const float *k, int64_t ks, int hd, int64_t nb,
+    void (*scores)(float *s, int64_t sst, const float *q, int nh, const void *k, int64_t ks, int hd, int64_t nb,
                    float scale, int pf);
     float (*expsum)(float *, int64_t, float);
-    void (*pv)(float *o, const float *p, int64_t pst, int nh, const float *v, int64_t ks, int hd, int64_t nb,
+    void (*pv)(float *o, const float *p, int64_t pst, int nh, const void *v, int64_t ks, int hd, int64_t nb,
                int pf);
 } attn_ops;
 
-static const attn_ops ops_tab[3] = {
-    {scores_mh_1, expsum_1, pv_mh_1}, {scores_mh_2, expsum_2, pv_mh_2}, {scores_mh_5, expsum_5, pv_mh_5}};
+/* [bf16 K/V][level] */
+static const attn_ops ops_tab[2][3] = {
+    {{scores_mh_1_f32, expsum_1, pv_mh_1_f32}, {scores_mh_2_f32, expsum_2, pv_mh_2_f32},
+     {scores_mh_5_f32, expsum_5, pv_mh_5_f32}},
+    {{scores_mh_1_bf16, expsum_1, pv_mh_1_bf16}, {scores_mh_2_bf16, expsum_2, pv_mh_2_bf16},
+     {scores_mh_5_bf16, expsum_5, pv_mh_5_bf16}}};
 
 static int64_t visible(int causal, int64_t nq, int64_t nk, int64_t i) {
     if (!causal) return nk;
@@ -323,7 +379,7 @@ static int64_t visible(int causal, int64_t nq, int64_t nk, int64_t i) {
 typedef struct {
     const attn_ops *op;
     int n_heads, hd, hpg, chunk, cpg;
-    int64_t ks;
+    int64_t ks, es; /* K/V row stride (elements), element size (bytes) */
     float scale;
 } attn_cfg;
 
@@ -331,7 +387,7 @@ typedef struct {
  * leaves the unnormalised Σ p·v in o and the running max and sum of each
  * head h in mx[h − ha], sum[h − ha], ha being the first head of unit u0. Key blocks are the outer loop so that the cache is
  * read in address order when the units cover all KV heads. */
-static void attend_range(const attn_cfg *c, float *o, const float *q, const float *k, const float *v, int u0,
+static void attend_range(const attn_cfg *c, float *o, const float *q, const void *k, const void *v, int u0,
                          int u1, int64_t ja, int64_t jb, float *mx, float *sum) {
     float s[CH][KB];
     int hd = c->hd;
@@ -348,7 +404,8 @@ static void attend_range(const attn_cfg *c, float *o, const float *q, const floa
         for (int u = u0; u < u1; u++) {
             int g = u / c->cpg, h0 = g * c->hpg + u % c->cpg * c->chunk;
             int nh = h0 + c->chunk < (g + 1) * c->hpg ? c->chunk : (g + 1) * c->hpg - h0;
-            const float *kb = k + j0 * c->ks + (int64_t)g * hd, *vb = v + j0 * c->ks + (int64_t)g * hd;
+            const int64_t at = (j0 * c->ks + (int64_t)g * hd) * c->es;
+            const void *kb = (const char *)k + at, *vb = (const char *)v + at;
             float *oh = o + (int64_t)h0 * hd, *mh = mx + (h0 - ha), *lh = sum + (h0 - ha);
             c->op->scores(&s[0][0], KB, q + (int64_t)h0 * hd, nh, kb, c->ks, hd, nb, c->scale, 1);
             for (int h = 0; h < nh; h++) {
@@ -374,10 +431,10 @@ static void attend_range(const attn_cfg *c, float *o, const float *q, const floa
 #define MAXH 256      /* heads whose softmax state fits on the stack of a work item */
 #define SPLIT_KEYS 1024 /* min keys per split of a long context */
 
-static void attention_rows(const attn_ops *op, float *out, const float *q, const float *k, const float *v,
-                           int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t ks, float scale,
-                           int causal, int nthreads) {
-    attn_cfg c = {op, n_heads, hd, n_heads / n_kv_heads, 0, 0, ks, scale};
+static void attention_rows(const attn_ops *op, int64_t es, float *out, const float *q, const void *k,
+                           const void *v, int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t ks,
+                           float scale, int causal, int nthreads) {
+    attn_cfg c = {op, n_heads, hd, n_heads / n_kv_heads, 0, 0, ks, es, scale};
     c.chunk = c.hpg < CH ? c.hpg : CH;
     c.cpg = (c.hpg + c.chunk - 1) / c.chunk;
     int units = n_kv_heads * c.cpg;
@@ -508,7 +565,7 @@ void vx_attention_isa(int isa, float *out, const float *q, const float *k, const
     if (nq >= GEMM_MIN_Q &&
         attention_gemm(isa, out, q, k, v, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale, causal, nthreads))
         return;
-    attention_rows(&ops_tab[isa], out, q, k, v, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale, causal,
+    attention_rows(&ops_tab[0][isa], 4, out, q, k, v, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale, causal,
                    nthreads);
 }
 
@@ -516,4 +573,46 @@ void vx_attention(float *out, const float *q, const float *k, const float *v, in
                   int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal, int nthreads) {
     vx_attention_isa(vx_cpu_isa(), out, q, k, v, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale, causal,
                      nthreads);
+}
+
+/* K/V in float32 or bf16 (a bf16 KV cache). bf16 gives the result of
+ * vx_attention_isa over the same values widened to float32, bit for bit:
+ * few query rows read bf16 directly (widened in registers, same arithmetic);
+ * many query rows widen the visible keys into float32 scratch and take the
+ * float32 paths (O(nk) extra memory; the row path when that fails). */
+void vx_attention_kv_isa(int isa, float *out, const float *q, const void *k, const void *v, vx_dtype kv_dtype,
+                         int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t kv_stride,
+                         float scale, int causal, int nthreads) {
+    if (kv_dtype != VX_BF16) {
+        vx_attention_isa(isa, out, q, k, v, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale, causal, nthreads);
+        return;
+    }
+    if (nq <= 0 || n_heads <= 0) return;
+    if (nthreads < 1) nthreads = 1;
+    if (nq >= GEMM_MIN_Q && nk > 0) {
+        const int64_t n = nk * kv_stride;
+        float *kf = malloc((size_t)n * 2 * sizeof(float));
+        if (kf) {
+            float *vf = kf + n;
+            const uint16_t *k16 = k, *v16 = v;
+#pragma omp parallel for schedule(static) num_threads(nthreads) if (n >= 65536)
+            for (int64_t i = 0; i < n; i++) {
+                kf[i] = vx_bf16_to_f32(k16[i]);
+                vf[i] = vx_bf16_to_f32(v16[i]);
+            }
+            vx_attention_isa(isa, out, q, kf, vf, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale, causal,
+                             nthreads);
+            free(kf);
+            return;
+        }
+    }
+    attention_rows(&ops_tab[1][isa], 2, out, q, k, v, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale, causal,
+                   nthreads);
+}
+
+void vx_attention_kv(float *out, const float *q, const void *k, const void *v, vx_dtype kv_dtype, int64_t nq,
+                     int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
+                     int nthreads) {
+    vx_attention_kv_isa(vx_cpu_isa(), out, q, k, v, kv_dtype, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale,
+                        causal, nthreads);
 }

@@ -22,18 +22,43 @@ void vx_blas_init(void);
  * unit tests can check every variant on one machine. */
 void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
                    int nthreads);
+/* vx_linear_isa for VX_Q8 weights (matmul_q8.c); vx_linear_isa calls it. */
+void vx_linear_q8_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
+                      int nthreads);
+/* The packed many-row GEMM (gemm_packed.c): C[M,N] = alpha·op(A)·op(B) +
+ * beta·C (+ bias[n] on every row when bias != NULL). A is float32
+ * (ta = 0: A[m·lda + k], 1: A[k·lda + m]); B is F32, BF16 or F16
+ * (tb = 0: B[k·ldb + n], 1: B[n·ldb + k], as a linear layer's W). bf16 = 1
+ * rounds both operands to bf16 and multiplies with vdpbf16ps (float32
+ * accumulation); 0 computes in float32. Returns 0, writing nothing, when
+ * the level cannot run it (vx_gemm_packed_supported) or scratch memory was
+ * not available. Threaded over rows or columns. */
+int vx_gemm_packed_supported(int isa, int bf16);
+int vx_gemm_packed(int isa, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                   int64_t lda, const void *B, vx_dtype bdt, int64_t ldb, float beta, float *C, int64_t ldc,
+                   const float *bias, int bf16, int nthreads);
 /* Many-query attention (vx_attention's contract) in blocks of 48 query rows
  * with register-tiled AVX-512 products and a lane-wise softmax; O(nk)
  * scratch per thread (attention_blocked.c). Applies when the CPU has
  * AVX-512, hd is a multiple of 16 and heads divide evenly; returns 0 when
  * scratch could not be allocated (nothing written then). */
 int vx_attention_blocked_supported(int hd);
+/* vx_attention's contract as two packed GEMMs per head and block of query
+ * rows (attention_gemm.c), bf16 = 1 with vdpbf16ps; returns 0 when the
+ * level cannot run it or scratch memory was not available (the output is
+ * then incomplete: the caller computes it again). */
+int vx_attention_gemm(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
+                      int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal, int bf16,
+                      int nthreads);
 int vx_attention_blocked(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
                          int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
                          int nthreads);
 void vx_attention_isa(int isa, float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
                       int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
                       int nthreads);
+void vx_attention_kv_isa(int isa, float *out, const float *q, const void *k, const void *v, vx_dtype kv_dtype,
+                         int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t kv_stride,
+                         float scale, int causal, int nthreads);
 /* Softmax of one row with the given level (vx_softmax uses the best one). */
 void vx_softmax_isa(int isa, float *x, int64_t n);
 /* out[i] = act(x[i]) · (up ? up[i] : 1), out may equal x: vx_silu, vx_gelu,

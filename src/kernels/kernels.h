@@ -12,12 +12,26 @@
 #include "tensor/tensor.h"
 
 /* A linear-layer weight W: [rows = out features N, cols = in features K],
- * row-major in `dtype`. Points into the model file (not owned). */
+ * row-major in `dtype`. Points into the model file (not owned).
+ * VX_Q8 (the q8 precision mode, kernels/precision.h): data points to a
+ * vx_q8 header naming the int8 values and their scales. */
 typedef struct vx_mat {
-    vx_dtype dtype; /* VX_F32, VX_F16 or VX_BF16 */
+    vx_dtype dtype; /* VX_F32, VX_F16, VX_BF16 or VX_Q8 */
     int64_t rows, cols;
     const void *data;
+    /* 1: the precision policy lets many-row products round the activations
+     * to bf16 as well (vdpbf16ps, kernels/gemm_packed.c); 0: exact. */
+    int act_bf16;
 } vx_mat;
+
+/* q8 weights: W[n][k] = q[n·cols + k] · scale[n·nblk + k / VX_Q8_BLOCK],
+ * nblk = ceil(cols / VX_Q8_BLOCK) (the last block of a row may be short).
+ * scale = max |w| of the block / 127; q = w / scale rounded to nearest. */
+#define VX_Q8_BLOCK 32
+typedef struct vx_q8 {
+    const int8_t *q;
+    const float *scale;
+} vx_q8;
 
 /* View a 2-D float tensor as a matrix. */
 vx_mat vx_mat_of(const vx_tensor *t);
@@ -75,6 +89,20 @@ void vx_rope_apply(float *x, int nheads, int head_dim, const float *inv_freq, in
 void vx_attention(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
                   int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
                   int nthreads);
+/* Same with K/V stored as kv_dtype: VX_F32 (= vx_attention) or VX_BF16 (a
+ * bf16 KV cache; widened to float32 exactly, float32 arithmetic: equals
+ * vx_attention over the widened values). */
+void vx_attention_kv(float *out, const float *q, const void *k, const void *v, vx_dtype kv_dtype, int64_t nq,
+                     int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
+                     int nthreads);
+
+/* vx_attention's contract for many query rows, as two GEMMs per head and
+ * block of queries; bf16 = 1 rounds Q, K, softmax weights and V to bf16
+ * (vdpbf16ps, the bf16 precision mode). Falls back to vx_attention where
+ * the CPU lacks AVX512_BF16 or bf16 = 0. */
+void vx_attention_lowp(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
+                       int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal, int bf16,
+                       int nthreads);
 
 /* ---- CPU features ---- */
 int vx_cpu_has_avx2(void);

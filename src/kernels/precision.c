@@ -5,6 +5,7 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,9 +39,7 @@ const char *vx_precision_name(int p) {
 
 vocis_status vx_precision_check(int p, vx_err *err) {
     p = vx_precision_resolve(p);
-    if (p == VX_PREC_EXACT || p == VX_PREC_BF16) return VOCIS_OK;
-    if (p == VX_PREC_Q8)
-        return vx_fail(err, VOCIS_E_UNSUPPORTED, "precision q8 is not implemented yet (use exact or bf16)");
+    if (p == VX_PREC_EXACT || p == VX_PREC_BF16 || p == VX_PREC_Q8) return VOCIS_OK;
     return vx_fail(err, VOCIS_E_ARG, "unknown precision %d (exact, bf16 or q8)", p);
 }
 
@@ -111,11 +110,76 @@ void vx_f32_to_bf16_n(uint16_t *dst, const float *src, size_t n, int nthreads) {
     }
 }
 
+/* ---- q8 quantization ---- */
+
+static size_t q8_off(int64_t rows, int64_t cols) { /* int8 values end, 64-aligned */
+    return (64 + (size_t)rows * (size_t)cols + 63) / 64 * 64;
+}
+
+size_t vx_q8_bytes(int64_t rows, int64_t cols) {
+    int64_t nb = (cols + VX_Q8_BLOCK - 1) / VX_Q8_BLOCK;
+    return q8_off(rows, cols) + (size_t)rows * (size_t)nb * sizeof(float);
+}
+
+/* One row: n values of dtype dt → q[n] and scale[ceil(n / 32)]. */
+static void q8_row(int8_t *q, float *scale, const void *src, vx_dtype dt, int64_t n) {
+    float f[VX_Q8_BLOCK];
+    size_t es = vx_dtype_size(dt);
+    for (int64_t k = 0, b = 0; k < n; k += VX_Q8_BLOCK, b++) {
+        int len = n - k < VX_Q8_BLOCK ? (int)(n - k) : VX_Q8_BLOCK;
+        vx_to_f32(f, (const char *)src + (size_t)k * es, dt, (size_t)len);
+        float amax = 0;
+        for (int i = 0; i < len; i++) amax = fabsf(f[i]) > amax ? fabsf(f[i]) : amax;
+        float inv = amax > 0 ? 127.0f / amax : 0.0f;
+        for (int i = 0; i < len; i++) {
+            float r = f[i] * inv;
+            int v = (int)(r + (r >= 0 ? 0.5f : -0.5f));
+            q[k + i] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+        }
+        scale[b] = amax / 127.0f;
+    }
+}
+
+vx_mat vx_q8_quantize(void *buf, const vx_mat *src, int nthreads) {
+    const int64_t R = src->rows, C = src->cols, nb = (C + VX_Q8_BLOCK - 1) / VX_Q8_BLOCK;
+    vx_q8 *h = buf;
+    int8_t *q = (int8_t *)buf + 64;
+    float *sc = (float *)((char *)buf + q8_off(R, C));
+    h->q = q;
+    h->scale = sc;
+    const size_t es = vx_dtype_size(src->dtype);
+    if ((double)R * C < (1 << 20)) nthreads = 1;
+#pragma omp parallel for num_threads(nthreads > 0 ? nthreads : 1) schedule(static)
+    for (int64_t r = 0; r < R; r++)
+        q8_row(q + r * C, sc + r * nb, (const char *)src->data + (size_t)r * (size_t)C * es, src->dtype, C);
+    return (vx_mat){.dtype = VX_Q8, .rows = R, .cols = C, .data = buf};
+}
+
 /* ---- load-time conversion ---- */
 
+static vocis_status to_q8(const vx_weights *w, vx_mat *m, vx_err *err) {
+    void *c = vx_weights_converted(w, m->data, VX_Q8);
+    if (!c) {
+        c = malloc(vx_q8_bytes(m->rows, m->cols));
+        if (!c)
+            return vx_fail(err, VOCIS_E_NOMEM, "%s: out of memory converting a %lld x %lld matrix to q8",
+                           vx_weights_path(w), (long long)m->rows, (long long)m->cols);
+        vx_q8_quantize(c, m, vx_default_threads());
+        VX_TRY(vx_weights_keep(w, m->data, VX_Q8, c, err));
+        vx_weights_release(w, m->data, (size_t)m->rows * (size_t)m->cols * vx_dtype_size(m->dtype));
+    }
+    m->dtype = VX_Q8;
+    m->data = c;
+    m->act_bf16 = 1; /* many-row products may round activations as in bf16 (matmul_q8.c panels) */
+    return VOCIS_OK;
+}
+
 vocis_status vx_weights_mat_policy(const vx_weights *w, vx_mat *m, int role, vx_err *err) {
-    (void)role; /* q8 (transformer linears only) is refused before loading */
     int p = vx_weights_precision(w);
+    if (p == VX_PREC_Q8 && role == VX_W_TF_LINEAR && m->rows > 0 && m->cols > 0 &&
+        (m->dtype == VX_F32 || m->dtype == VX_F16 || m->dtype == VX_BF16))
+        return to_q8(w, m, err);
+    if (p == VX_PREC_BF16 || p == VX_PREC_Q8) m->act_bf16 = 1;
     if ((p != VX_PREC_BF16 && p != VX_PREC_Q8) || m->dtype != VX_F32 || m->rows <= 0 || m->cols <= 0)
         return VOCIS_OK;
     size_t n = (size_t)m->rows * (size_t)m->cols;

@@ -6,8 +6,12 @@
  *   bf16   float32 matrices of linears and convolutions converted to bf16 once
  *          at load (F16 and BF16 ones stay as stored); float32 activations and
  *          accumulation. Halves the bytes the decode kernels stream.
- *   q8     int8 with per-block scales for the transformer linears — not
- *          implemented yet: vx_precision_check refuses it.
+ *   q8     the transformer linears (role VX_W_TF_LINEAR: T3, Qwen2, the
+ *          diffusion head) as int8 with one float scale per 32 values of a
+ *          row (VX_Q8, kernels.h), whatever their stored float dtype;
+ *          every other matrix as in bf16. float32 activations: the kernels
+ *          dequantize in registers (matmul_q8.c). Streams ~0.56x the bytes
+ *          of bf16.
  *
  * How a loader honours the policy (the whole contract):
  *   1. The code that opens a weight set sets the policy on it right after
@@ -52,7 +56,10 @@ const char *vx_precision_name(int p);
 /* VOCIS_OK for a mode that runs; q8 and unknown values are refused. */
 vocis_status vx_precision_check(int p, vx_err *err);
 
-/* Roles of a matrix (for q8, which treats transformer linears apart). */
+/* Roles of a matrix (for q8, which treats transformer linears apart). A
+ * VX_W_TF_LINEAR view must be a linear's [out, in] weight as the kernels
+ * read it (a loader that transposes calls the policy with VX_W_MATRIX and
+ * quantizes its repacked copy with vx_q8_quantize). */
 enum { VX_W_MATRIX = 0, VX_W_TF_LINEAR = 1 };
 
 /* Applies w's policy to a view m of one of w's tensors (see above). */
@@ -62,5 +69,16 @@ vocis_status vx_weights_mat_policy(const vx_weights *w, vx_mat *m, int role, vx_
  * to vx_f32_to_bf16 at every level; threaded for large n. */
 void vx_f32_to_bf16_n(uint16_t *dst, const float *src, size_t n, int nthreads);
 void vx_f32_to_bf16_isa(int isa, uint16_t *dst, const float *src, size_t n);
+
+/* ---- q8 (kernels.h vx_q8) ----
+ * One buffer holds a q8 matrix: its vx_q8 header, the int8 values, the
+ * scales; free() releases it. vx_q8_bytes: its size for rows x cols.
+ * vx_q8_quantize: src (F32, F16 or BF16, rows x cols) into buf, returning
+ * the VX_Q8 view of buf; threaded over rows. Per block: scale = max|w| /
+ * 127 (0 for an all-zero block), q = w · (127 / max|w|) rounded to nearest
+ * (ties away from zero), so |w − q·scale| ≤ scale / 2 (+ float rounding).
+ * Non-finite weights are not supported. */
+size_t vx_q8_bytes(int64_t rows, int64_t cols);
+vx_mat vx_q8_quantize(void *buf, const vx_mat *src, int nthreads);
 
 #endif

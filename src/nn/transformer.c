@@ -25,6 +25,14 @@ vocis_status vx_weights_mat(const vx_weights *w, const char *name, int64_t rows,
     return vx_weights_mat_policy(w, m, VX_W_MATRIX, err);
 }
 
+vocis_status vx_weights_linear(const vx_weights *w, const char *name, int64_t rows, int64_t cols, vx_mat *m,
+                               vx_err *err) {
+    vx_tensor t;
+    VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(rows, cols), &t, err, "%s", name));
+    *m = vx_mat_of(&t);
+    return vx_weights_mat_policy(w, m, VX_W_TF_LINEAR, err);
+}
+
 vocis_status vx_tf_load(vx_tf *tf, const vx_weights *w, const char *prefix, const vx_tf_options *opt, vx_err *err) {
     memset(tf, 0, sizeof *tf);
     char name[512];
@@ -85,13 +93,13 @@ vocis_status vx_tf_load(vx_tf *tf, const vx_weights *w, const char *prefix, cons
         ly->post_norm = p, p += D;
         if ((st = vx_weights_vec_f32(w, NAME("input_layernorm.weight"), D, ly->in_norm, err))) break;
         if ((st = vx_weights_vec_f32(w, NAME("post_attention_layernorm.weight"), D, ly->post_norm, err))) break;
-        if ((st = vx_weights_mat(w, NAME("self_attn.q_proj.weight"), qd, D, &ly->q, err))) break;
-        if ((st = vx_weights_mat(w, NAME("self_attn.k_proj.weight"), kvd, D, &ly->k, err))) break;
-        if ((st = vx_weights_mat(w, NAME("self_attn.v_proj.weight"), kvd, D, &ly->v, err))) break;
-        if ((st = vx_weights_mat(w, NAME("self_attn.o_proj.weight"), D, qd, &ly->o, err))) break;
-        if ((st = vx_weights_mat(w, NAME("mlp.gate_proj.weight"), F, D, &ly->gate, err))) break;
-        if ((st = vx_weights_mat(w, NAME("mlp.up_proj.weight"), F, D, &ly->up, err))) break;
-        if ((st = vx_weights_mat(w, NAME("mlp.down_proj.weight"), D, F, &ly->down, err))) break;
+        if ((st = vx_weights_linear(w, NAME("self_attn.q_proj.weight"), qd, D, &ly->q, err))) break;
+        if ((st = vx_weights_linear(w, NAME("self_attn.k_proj.weight"), kvd, D, &ly->k, err))) break;
+        if ((st = vx_weights_linear(w, NAME("self_attn.v_proj.weight"), kvd, D, &ly->v, err))) break;
+        if ((st = vx_weights_linear(w, NAME("self_attn.o_proj.weight"), D, qd, &ly->o, err))) break;
+        if ((st = vx_weights_linear(w, NAME("mlp.gate_proj.weight"), F, D, &ly->gate, err))) break;
+        if ((st = vx_weights_linear(w, NAME("mlp.up_proj.weight"), F, D, &ly->up, err))) break;
+        if ((st = vx_weights_linear(w, NAME("mlp.down_proj.weight"), D, F, &ly->down, err))) break;
         if (opt->qkv_bias) {
             ly->q_bias = p, p += qd;
             ly->k_bias = p, p += kvd;
@@ -128,8 +136,50 @@ void vx_tf_free(vx_tf *tf) {
 
 /* ---- KV cache ---- */
 
+int vx_kv_parse(const char *s) {
+    if (!s || !strcmp(s, "f32") || !strcmp(s, "float32")) return VX_KV_F32;
+    if (!strcmp(s, "bf16")) return VX_KV_BF16;
+    return -1;
+}
+
+const char *vx_kv_name(int kv) { return kv == VX_KV_BF16 ? "bf16" : "f32"; }
+
+void vx_tf_set_kv(vx_tf *tf, int kv) { tf->kv_dtype = kv == VX_KV_BF16 ? VX_BF16 : VX_F32; }
+
+static size_t kv_elem(vx_dtype dt) { return dt == VX_BF16 ? sizeof(uint16_t) : sizeof(float); }
+
 size_t vx_kv_bytes_per_token(const vx_tf *tf) {
-    return (size_t)tf->n_layers * 2 * (size_t)tf->n_kv_heads * (size_t)tf->head_dim * sizeof(float);
+    return (size_t)tf->n_layers * 2 * (size_t)tf->n_kv_heads * (size_t)tf->head_dim * kv_elem(tf->kv_dtype);
+}
+
+void vx_kv_store(vx_kv_cache *kv, int l, int seq, int64_t pos0, int64_t n, const float *k, const float *v) {
+    const size_t i = (size_t)l * (size_t)kv->nseq + (size_t)seq, cnt = (size_t)n * (size_t)kv->kv_dim;
+    const size_t at = (size_t)pos0 * (size_t)kv->kv_dim;
+    if (kv->dtype == VX_BF16) {
+        if (k) vx_f32_to_bf16_n(kv->k16[i] + at, k, cnt, 1);
+        if (v) vx_f32_to_bf16_n(kv->v16[i] + at, v, cnt, 1);
+        return;
+    }
+    if (k) memcpy(kv->k[i] + at, k, cnt * sizeof(float));
+    if (v) memcpy(kv->v[i] + at, v, cnt * sizeof(float));
+}
+
+vocis_status vx_kv_fill_synthetic(vx_kv_cache *kv, int64_t ctx, vx_err *err) {
+    const int64_t rows = 256, kd = kv->kv_dim;
+    if (ctx > kv->cap) return vx_fail(err, VOCIS_E_ARG, "KV cache holds %lld positions, not %lld", (long long)kv->cap,
+                                      (long long)ctx);
+    float *buf = vx_malloc(err, sizeof(float) * (size_t)(rows * kd), "KV filler");
+    if (!buf) return VOCIS_E_NOMEM;
+    for (int l = 0; l < kv->n_layers; l++)
+        for (int q = 0; q < kv->nseq; q++)
+            for (int64_t p0 = 0; p0 < ctx; p0 += rows) {
+                const int64_t n = ctx - p0 < rows ? ctx - p0 : rows;
+                for (int64_t i = 0; i < n * kd; i++) buf[i] = 0.01f * (float)(((p0 * kd + i) * 7) % 13 - 6);
+                vx_kv_store(kv, l, q, p0, n, buf, buf);
+            }
+    for (int q = 0; q < kv->nseq; q++) kv->len[q] = ctx;
+    free(buf);
+    return VOCIS_OK;
 }
 
 vocis_status vx_kv_init(vx_kv_cache *kv, const vx_tf *tf, int nseq, int64_t max_len, vx_err *err) {
@@ -138,11 +188,16 @@ vocis_status vx_kv_init(vx_kv_cache *kv, const vx_tf *tf, int nseq, int64_t max_
     kv->nseq = nseq;
     kv->kv_dim = tf->n_kv_heads * tf->head_dim;
     kv->max_len = max_len;
+    kv->dtype = tf->kv_dtype == VX_BF16 ? VX_BF16 : VX_F32;
     size_t n = (size_t)tf->n_layers * (size_t)nseq;
     kv->len = vx_calloc(err, (size_t)nseq, sizeof(int64_t), "KV cache");
     kv->k = vx_calloc(err, n, sizeof(float *), "KV cache");
     kv->v = vx_calloc(err, n, sizeof(float *), "KV cache");
-    if (!kv->len || !kv->k || !kv->v) {
+    if (kv->dtype == VX_BF16) {
+        kv->k16 = vx_calloc(err, n, sizeof(uint16_t *), "KV cache");
+        kv->v16 = vx_calloc(err, n, sizeof(uint16_t *), "KV cache");
+    }
+    if (!kv->len || !kv->k || !kv->v || (kv->dtype == VX_BF16 && (!kv->k16 || !kv->v16))) {
         vx_kv_free(kv);
         return VOCIS_E_NOMEM;
     }
@@ -153,8 +208,12 @@ void vx_kv_free(vx_kv_cache *kv) {
     size_t n = (size_t)kv->n_layers * (size_t)kv->nseq;
     for (size_t i = 0; kv->k && i < n; i++) free(kv->k[i]);
     for (size_t i = 0; kv->v && i < n; i++) free(kv->v[i]);
+    for (size_t i = 0; kv->k16 && i < n; i++) free(kv->k16[i]);
+    for (size_t i = 0; kv->v16 && i < n; i++) free(kv->v16[i]);
     free(kv->k);
     free(kv->v);
+    free(kv->k16);
+    free(kv->v16);
     free(kv->len);
     memset(kv, 0, sizeof *kv);
 }
@@ -169,11 +228,12 @@ vocis_status vx_kv_reserve(vx_kv_cache *kv, int64_t positions, vx_err *err) {
     int64_t cap = kv->cap ? kv->cap : 64;
     while (cap < positions) cap = cap < VX_KV_DOUBLING_LIMIT ? cap * 2 : cap + VX_KV_DOUBLING_LIMIT;
     if (kv->max_len > 0 && cap > kv->max_len) cap = kv->max_len;
-    size_t bytes = (size_t)cap * (size_t)kv->kv_dim * sizeof(float);
+    size_t bytes = (size_t)cap * (size_t)kv->kv_dim * kv_elem(kv->dtype);
     size_t n = (size_t)kv->n_layers * (size_t)kv->nseq;
     for (size_t i = 0; i < 2 * n; i++) {
-        float **slot = i < n ? &kv->k[i] : &kv->v[i - n];
-        float *nb = realloc(*slot, bytes);
+        void **slot = kv->dtype == VX_BF16 ? (void **)(i < n ? &kv->k16[i] : &kv->v16[i - n])
+                                           : (void **)(i < n ? &kv->k[i] : &kv->v[i - n]);
+        void *nb = realloc(*slot, bytes);
         if (!nb)
             return vx_fail(err, VOCIS_E_NOMEM, "out of memory growing the KV cache to %lld positions",
                            (long long)cap);
@@ -203,16 +263,18 @@ static void layer_forward(const vx_tf *tf, const vx_tf_layer *ly, int l, vx_kv_c
     for (int si = 0; si < nseq; si++) {
         int slot = seqs ? seqs[si] : si;
         int64_t pos0 = kv->len[slot];
-        float *kc = kv->k[(size_t)l * kv->nseq + slot], *vc = kv->v[(size_t)l * kv->nseq + slot];
         for (int64_t i = 0; i < n; i++) {
             int64_t r = si * n + i;
             vx_rope_apply(s->q + r * qd, tf->n_heads, hd, tf->inv_freq, pos0 + i);
             vx_rope_apply(s->k + r * kvd, tf->n_kv_heads, hd, tf->inv_freq, pos0 + i);
-            memcpy(kc + (pos0 + i) * kvd, s->k + r * kvd, (size_t)kvd * sizeof(float));
-            memcpy(vc + (pos0 + i) * kvd, s->v + r * kvd, (size_t)kvd * sizeof(float));
         }
-        vx_attention(s->att + si * n * qd, s->q + si * n * qd, kc, vc, n, pos0 + n, tf->n_heads, tf->n_kv_heads, hd,
-                     kvd, 1.0f / sqrtf((float)hd), 1, nthreads);
+        /* the new positions go into the cache (rounded for bf16) and attention reads them from there */
+        vx_kv_store(kv, l, slot, pos0, n, s->k + si * n * kvd, s->v + si * n * kvd);
+        const size_t c = (size_t)l * kv->nseq + slot;
+        const int bf = kv->dtype == VX_BF16;
+        vx_attention_kv(s->att + si * n * qd, s->q + si * n * qd, bf ? (const void *)kv->k16[c] : kv->k[c],
+                        bf ? (const void *)kv->v16[c] : kv->v[c], kv->dtype, n, pos0 + n, tf->n_heads,
+                        tf->n_kv_heads, hd, kvd, 1.0f / sqrtf((float)hd), 1, nthreads);
     }
     vx_linear(s->tmp, s->att, M, &ly->o, NULL, nthreads);
     vx_add(x, s->tmp, M * D);

@@ -30,6 +30,8 @@ typedef struct vx_tf {
     float *final_norm; /* [D], NULL when the stack has none */
     int64_t chunk;     /* prefill positions per pass (bounds scratch memory) */
     void *owned;       /* f32 copies of small vectors (freed with the model) */
+    vx_dtype kv_dtype; /* storage of the KV caches vx_kv_init makes for this stack:
+                          VX_F32 (0, the default, exact) or VX_BF16 (vx_tf_set_kv) */
 } vx_tf;
 
 /* Loads a stack from tensors named "<prefix>layers.{i}.…" and "<prefix>norm.weight"
@@ -48,11 +50,26 @@ typedef struct vx_tf_options {
 
 vocis_status vx_tf_load(vx_tf *tf, const vx_weights *w, const char *prefix, const vx_tf_options *opt, vx_err *err);
 
+/* KV-cache storage for the stack (applies to caches made afterwards):
+ * VX_KV_F32 (0) keeps float32 keys and values, VX_KV_BF16 rounds each key
+ * (after RoPE) and value to bf16 (nearest even) as it is written, halving the
+ * cache; attention then reads bf16 and computes in float32. The new
+ * positions of a forward are read back from the cache too, so a sequence
+ * gives the same result alone, batched, prefilled or decoded step by step.
+ * vx_kv_parse: "f32" | "bf16" (NULL = f32) -> VX_KV_*, -1 when unknown. */
+enum { VX_KV_F32 = 0, VX_KV_BF16 = 1 };
+int vx_kv_parse(const char *s);
+const char *vx_kv_name(int kv); /* "f32" | "bf16" */
+void vx_tf_set_kv(vx_tf *tf, int kv);
+
 /* Weight helpers for model loaders: a [rows, cols] float matrix as a vx_mat
  * view (file dtype, or the converted copy the set's precision policy asks
  * for: kernels/precision.h), and a float vector of n values copied to f32. */
 vocis_status vx_weights_mat(const vx_weights *w, const char *name, int64_t rows, int64_t cols, vx_mat *m,
                             vx_err *err);
+/* vx_weights_mat for a transformer linear (role VX_W_TF_LINEAR: int8 under q8). */
+vocis_status vx_weights_linear(const vx_weights *w, const char *name, int64_t rows, int64_t cols, vx_mat *m,
+                               vx_err *err);
 vocis_status vx_weights_vec_f32(const vx_weights *w, const char *name, int64_t n, float *dst, vx_err *err);
 void vx_tf_free(vx_tf *tf);
 
@@ -66,14 +83,24 @@ typedef struct vx_kv_cache {
     int64_t cap;       /* positions allocated per (layer, sequence) */
     int64_t max_len;   /* hard bound (model context); 0 = unbounded */
     int64_t *len;      /* [nseq] positions held */
-    float **k, **v;    /* [n_layers · nseq] */
+    float **k, **v;    /* [n_layers · nseq]; float32 storage (entries NULL for bf16) */
+    vx_dtype dtype;    /* VX_F32 or VX_BF16 (from the stack's kv_dtype at init) */
+    uint16_t **k16, **v16; /* [n_layers · nseq]; bf16 storage (NULL for f32) */
 } vx_kv_cache;
 
 vocis_status vx_kv_init(vx_kv_cache *kv, const vx_tf *tf, int nseq, int64_t max_len, vx_err *err);
 void vx_kv_free(vx_kv_cache *kv);
 void vx_kv_reset(vx_kv_cache *kv, int seq); /* forget one sequence, others untouched */
 vocis_status vx_kv_reserve(vx_kv_cache *kv, int64_t positions, vx_err *err);
-size_t vx_kv_bytes_per_token(const vx_tf *tf); /* K + V over all layers, one sequence */
+size_t vx_kv_bytes_per_token(const vx_tf *tf); /* K + V over all layers, one sequence, in tf->kv_dtype */
+/* Writes n positions [pos0, pos0 + n) of layer l, sequence seq (capacity
+ * reserved by the caller; len unchanged): k, v are [n][kv_dim] float32 rows
+ * (either may be NULL), rounded to bf16 for a bf16 cache. */
+void vx_kv_store(vx_kv_cache *kv, int l, int seq, int64_t pos0, int64_t n, const float *k, const float *v);
+/* Benchmarks: every sequence holds `ctx` positions of a fixed filler pattern
+ * (capacity reserved by the caller; the cost of attention does not depend on
+ * the values). */
+vocis_status vx_kv_fill_synthetic(vx_kv_cache *kv, int64_t ctx, vx_err *err);
 
 /* Called after each layer with that layer's output rows (for stage dumps):
  * x holds rows [pos0, pos0 + n) of sequence `seq`, each `dim` floats. */

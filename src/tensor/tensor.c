@@ -9,9 +9,11 @@ static const char *const dtype_names[VX_DTYPE_COUNT] = {
 };
 static const size_t dtype_sizes[VX_DTYPE_COUNT] = {4, 2, 2, 8, 4, 2, 1, 1, 1};
 
-size_t vx_dtype_size(vx_dtype t) { return (unsigned)t < VX_DTYPE_COUNT ? dtype_sizes[t] : 0; }
+size_t vx_dtype_size(vx_dtype t) { return (unsigned)t < VX_DTYPE_COUNT ? dtype_sizes[t] : t == VX_Q8 ? 1 : 0; }
 
-const char *vx_dtype_name(vx_dtype t) { return (unsigned)t < VX_DTYPE_COUNT ? dtype_names[t] : "?"; }
+const char *vx_dtype_name(vx_dtype t) {
+    return (unsigned)t < VX_DTYPE_COUNT ? dtype_names[t] : t == VX_Q8 ? "Q8" : "?";
+}
 
 int vx_dtype_from_name(const char *s, vx_dtype *out) {
     for (int i = 0; i < VX_DTYPE_COUNT; i++)

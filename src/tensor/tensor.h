@@ -16,7 +16,11 @@ typedef enum vx_dtype {
     VX_I8,
     VX_U8,
     VX_BOOL,
-    VX_DTYPE_COUNT
+    VX_DTYPE_COUNT, /* the dtypes a file can hold end here */
+    /* In memory only, never read from or written to a file: int8 weights with
+     * one float scale per 32 values of a row (the q8 precision mode; a vx_mat
+     * carries the scales, kernels/kernels.h). Element size 1, name "Q8". */
+    VX_Q8 = 64
 } vx_dtype;
 
 #define VX_MAX_DIMS 4

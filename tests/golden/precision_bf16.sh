@@ -60,7 +60,6 @@ run "$VOCIS" debug vv-acoustic-decoder "${P[@]}" --model "$VM" --in "$VG/03_acou
 run "$CMP" "$VG/03_acoustic_decoder.safetensors" "$SCRATCH/dec.safetensors" audio_whole:snr35 audio_streaming:snr35
 
 # Refusals: one line, non-zero exit.
-expect_error q8-not-yet "q8 is not implemented yet" "$VOCIS" tokens --precision q8 --model "$M" --text "Hi."
 expect_error bad-precision "invalid value 'fp8'" "$VOCIS" speak --precision fp8 --model "$M" --text "Hi." -o "$SCRATCH/x.wav"
 expect_error debug-bad-precision "invalid value" "$VOCIS" debug t3-prefill --precision x --model "$M" \
     --in "$G/07_t3_prefill.safetensors" --out "$SCRATCH/x.safetensors"

@@ -18,6 +18,7 @@ int main(void) {
     F(vocis_open_options, threads);
     F(vocis_open_options, config_path);
     F(vocis_open_options, precision);
+    F(vocis_open_options, kv_cache);
 
     S(vocis_clone_options);
     F(vocis_clone_options, exaggeration);

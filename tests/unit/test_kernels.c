@@ -388,10 +388,91 @@ static void test_rope(void) {
     }
 }
 
+/* x rounded to bf16 (as the bf16 kernels round their operands) */
+static double r16(double x) { return vx_bf16_to_f32(vx_f32_to_bf16((float)x)); }
+
+/* ---- packed GEMM (direct: every operand form, bf16 against rounded operands) ---- */
+
+static void test_packed_case(int ta, int tb, vx_dtype bdt, int bf16, int64_t M, int64_t N, int64_t K, float alpha,
+                             float beta, int with_bias, int nthreads) {
+    int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 1;
+    size_t nb = (size_t)((tb ? N : K) * ldb);
+    float *A = rnd((size_t)((ta ? K : M) * lda)), *B0 = rnd(nb), *C = rnd((size_t)(M * ldc)), *bias = rnd((size_t)N);
+    float *Be = malloc(nb * sizeof(float));
+    void *B = make_weight(bdt, B0, Be, nb);
+    double *ref = calloc((size_t)(M * ldc), sizeof(double)), *sc = calloc((size_t)(M * ldc), sizeof(double));
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < ldc; j++) {
+            if (j >= N) {
+                ref[i * ldc + j] = C[i * ldc + j];
+                continue;
+            }
+            double s = 0, a = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double av = ta ? A[k * lda + i] : A[i * lda + k], bv = tb ? Be[j * ldb + k] : Be[k * ldb + j];
+                if (bf16) av = r16(av), bv = r16(bv);
+                s += av * bv;
+                a += fabs(av * bv);
+            }
+            double bb = with_bias ? bias[j] : 0;
+            ref[i * ldc + j] = alpha * s + (double)beta * C[i * ldc + j] + bb;
+            sc[i * ldc + j] = fabs(alpha) * a + fabs(beta * C[i * ldc + j]) + fabs(bb);
+        }
+    CHECK(vx_gemm_packed(2, ta, tb, M, N, K, alpha, A, lda, B, bdt, ldb, beta, C, ldc, with_bias ? bias : NULL, bf16,
+                         nthreads));
+    char what[160];
+    snprintf(what, sizeof what, "packed %s ta=%d tb=%d B=%s M=%lld N=%lld K=%lld bias=%d threads=%d",
+             bf16 ? "bf16" : "f32", ta, tb, vx_dtype_name(bdt), (long long)M, (long long)N, (long long)K, with_bias,
+             nthreads);
+    close_scaled(what, C, ref, sc, (size_t)(M * ldc), 2e-6, 1e-7);
+    free(A), free(B0), free(C), free(bias), free(Be), free(B), free(ref), free(sc);
+}
+
+static void test_packed_gemm(void) {
+    static const int64_t shapes[][3] = {{1, 1, 1},   {13, 31, 7},  {15, 33, 257}, {29, 65, 300},
+                                        {100, 17, 513}, {150, 70, 40}, {3, 40, 0},   {14, 32, 32}};
+    static const vx_dtype dts[] = {VX_F32, VX_BF16, VX_F16};
+    for (int bf16 = 0; bf16 <= 1; bf16++) {
+        if (!vx_gemm_packed_supported(vx_cpu_isa(), bf16)) {
+            printf("packed gemm %s: not supported by this CPU, skipped\n", bf16 ? "bf16" : "f32");
+            continue;
+        }
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+            for (int ta = 0; ta < 2; ta++)
+                for (int tb = 0; tb < 2; tb++)
+                    for (int d = 0; d < 3; d++)
+                        test_packed_case(ta, tb, dts[d], bf16, shapes[s][0], shapes[s][1], shapes[s][2],
+                                         s & 1 ? 0.5f : 1.0f, s & 2 ? 0.0f : 1.5f, (int)((s + d) & 1),
+                                         1 + (int)(s & 1));
+        /* through vx_linear: a policy-marked bf16 weight uses the bf16 tiles from 32 rows */
+        int64_t M = 70, K = 300, N = 90;
+        float *x = rnd((size_t)(M * K)), *w0 = rnd((size_t)(N * K)), *y = malloc((size_t)(M * N) * 4);
+        float *we = malloc((size_t)(N * K) * 4);
+        void *wd = make_weight(VX_BF16, w0, we, (size_t)(N * K));
+        double *ref = malloc((size_t)(M * N) * 8), *sc = malloc((size_t)(M * N) * 8);
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                double t = 0, a = 0;
+                for (int64_t k = 0; k < K; k++) {
+                    double p = (bf16 ? r16(x[m * K + k]) : x[m * K + k]) * (double)we[n * K + k];
+                    t += p, a += fabs(p);
+                }
+                ref[m * N + n] = t, sc[m * N + n] = a;
+            }
+        vx_mat W = {VX_BF16, N, K, wd, bf16};
+        vx_linear_isa(2, y, x, M, &W, NULL, 2);
+        close_scaled(bf16 ? "linear act_bf16" : "linear bf16 W, f32 activations", y, ref, sc, (size_t)(M * N), 2e-6,
+                     1e-7);
+        free(x), free(w0), free(y), free(we), free(wd), free(ref), free(sc);
+    }
+}
+
 /* ---- attention ---- */
 
-static void test_attention_case(int isa, int64_t nq, int64_t nk, int H, int Hkv, int hd, int pad, int causal,
-                                int nthreads) {
+/* mode 0: vx_attention_isa(isa); 1, 2: vx_attention_gemm in f32 / bf16, whose
+ * reference rounds q, k, v and the softmax weights to bf16 as the kernel does. */
+static void test_attention_mode(int isa, int mode, int64_t nq, int64_t nk, int H, int Hkv, int hd, int pad,
+                                int causal, int nthreads) {
     int64_t ks = (int64_t)Hkv * hd + pad, qs = (int64_t)H * hd;
     float *q = rnd((size_t)(nq * qs)), *k = rnd((size_t)(nk * ks)), *v = rnd((size_t)(nk * ks));
     float *out = malloc((size_t)(nq * qs) * 4);
@@ -407,24 +488,60 @@ static void test_attention_case(int isa, int64_t nq, int64_t nk, int H, int Hkv,
             double mx = -INFINITY, s = 0;
             for (int64_t j = 0; j < lim; j++) {
                 double d = 0;
-                for (int c = 0; c < hd; c++) d += (double)q[i * qs + h * hd + c] * k[j * ks + g * hd + c];
+                for (int c = 0; c < hd; c++) {
+                    double a = q[i * qs + h * hd + c], b = k[j * ks + g * hd + c];
+                    d += mode == 2 ? r16(a) * r16(b) : a * b;
+                }
                 p[j] = d * scale;
                 mx = p[j] > mx ? p[j] : mx;
             }
             for (int64_t j = 0; j < lim; j++) s += p[j] = exp(p[j] - mx);
+            if (mode == 2)
+                for (int64_t j = 0; j < lim; j++) p[j] = r16(p[j] / s) * s;
             for (int c = 0; c < hd; c++) {
                 double o = 0;
-                for (int64_t j = 0; j < lim; j++) o += p[j] / s * v[j * ks + g * hd + c];
+                for (int64_t j = 0; j < lim; j++) {
+                    double vv = v[j * ks + g * hd + c];
+                    o += p[j] / s * (mode == 2 ? r16(vv) : vv);
+                }
                 ref[i * qs + h * hd + c] = o;
                 sc[i * qs + h * hd + c] = 1.0; /* |v| ≤ 1 and weights sum to 1 */
             }
         }
-    vx_attention_isa(isa, out, q, k, v, nq, nk, H, Hkv, hd, ks, scale, causal, nthreads);
+    if (mode == 0)
+        vx_attention_isa(isa, out, q, k, v, nq, nk, H, Hkv, hd, ks, scale, causal, nthreads);
+    else
+        CHECK(vx_attention_gemm(out, q, k, v, nq, nk, H, Hkv, hd, ks, scale, causal, mode == 2, nthreads));
     char what[160];
     snprintf(what, sizeof what, "attention %s nq=%lld nk=%lld H=%d Hkv=%d hd=%d pad=%d causal=%d threads=%d",
-             isa_name[isa], (long long)nq, (long long)nk, H, Hkv, hd, pad, causal, nthreads);
-    close_scaled(what, out, ref, sc, (size_t)(nq * qs), 2e-6, 0);
+             mode == 0 ? isa_name[isa] : mode == 1 ? "gemm-f32" : "gemm-bf16", (long long)nq, (long long)nk, H, Hkv,
+             hd, pad, causal, nthreads);
+    /* bf16: the f32 softmax may round a weight to the other bf16 neighbour than the double one */
+    close_scaled(what, out, ref, sc, (size_t)(nq * qs), mode == 2 ? 4e-3 : 2e-6, 0);
     free(q), free(k), free(v), free(out), free(ref), free(sc), free(p);
+}
+
+static void test_attention_case(int isa, int64_t nq, int64_t nk, int H, int Hkv, int hd, int pad, int causal,
+                                int nthreads) {
+    test_attention_mode(isa, 0, nq, nk, H, Hkv, hd, pad, causal, nthreads);
+}
+
+/* The GEMM form (many query rows; bf16 where the CPU has AVX512_BF16). */
+static void test_attention_gemm(void) {
+    for (int mode = 1; mode <= 2; mode++) {
+        if (!vx_gemm_packed_supported(vx_cpu_isa(), mode == 2)) {
+            printf("attention gemm %s: not supported by this CPU, skipped\n", mode == 2 ? "bf16" : "f32");
+            continue;
+        }
+        for (int th = 1; th <= 2; th++) {
+            test_attention_mode(2, mode, 37, 37, 4, 2, 64, 0, 1, th);   /* causal prefill, GQA */
+            test_attention_mode(2, mode, 130, 130, 3, 3, 17, 5, 0, th); /* hd tail, padded rows, two blocks */
+            test_attention_mode(2, mode, 20, 50, 2, 1, 33, 3, 1, th);   /* chunked prefill after a cache */
+            test_attention_mode(2, mode, 20, 4, 2, 1, 8, 0, 1, th);     /* nq > nk: first rows see nothing */
+            test_attention_mode(2, mode, 300, 290, 2, 2, 64, 0, 0, th); /* CFM-like, several query blocks */
+            test_attention_mode(2, mode, 16, 1, 2, 2, 32, 0, 0, th);
+        }
+    }
 }
 
 static void test_attention(void) {
@@ -469,5 +586,7 @@ int main(int argc, char **argv) {
     test_softmax();
     test_rope();
     test_attention();
+    test_attention_gemm();
+    test_packed_gemm();
     return tl_finish("test_kernels");
 }

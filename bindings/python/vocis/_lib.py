@@ -36,7 +36,8 @@ ON_AUDIO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes
 class OpenOptions(ctypes.Structure):
     _fields_ = [("threads", ctypes.c_int),
                 ("config_path", ctypes.c_char_p),
-                ("precision", ctypes.c_int)]
+                ("precision", ctypes.c_int),
+                ("kv_cache", ctypes.c_int)]
 
 
 class CloneOptions(ctypes.Structure):

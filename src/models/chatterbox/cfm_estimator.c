@@ -136,8 +136,8 @@ static void tblock(const vx_s3gen_flow *f, const fl_tblock *tb, cfm_ws *w, int64
     vx_linear(w->v, w->a, BL, &tb->v.w, NULL, nth);
     const float scale = (float)(1.0 / sqrt((double)hd));
     for (int64_t b = 0; b < B; b++)
-        vx_attention(w->att + b * L * HD, w->q + b * L * HD, w->k + b * L * HD, w->v + b * L * HD, L, L,
-                     (int)H, (int)H, (int)hd, HD, scale, 0, nth);
+        vx_attention_lowp(w->att + b * L * HD, w->q + b * L * HD, w->k + b * L * HD, w->v + b * L * HD, L, L,
+                          (int)H, (int)H, (int)hd, HD, scale, 0, tb->q.w.act_bf16, nth);
     vx_linear(w->tmp, w->att, BL, &tb->out.w, NULL, nth);
     p_res_ln(h, w->tmp, tb->out.b, w->a, &tb->norm3, BL, C, nth);
     vx_linear(w->ff, w->a, BL, &tb->ff1.w, NULL, nth);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/threads.h"
 #include "io/jsonfile.h"
 #include "kernels/kernels.h"
 #include "kernels/precision.h"
@@ -69,14 +70,23 @@ static vocis_status conv1d(vx_t3_gpt2 *t, const vx_weights *w, const char *name,
     vx_tensor x;
     VX_TRY(vx_weights_expect(w, VX_FLOATS, VX_DIMS(in, out), &x, err, "%s", name));
     vx_mat view = vx_mat_of(&x); /* the precision policy first (it keeps the layout), then the repack */
-    VX_TRY(vx_weights_mat_policy(w, &view, VX_W_TF_LINEAR, err));
+    /* q8 blocks run along a row of the [out, in] matrix: the policy gives bf16
+     * for the [in, out] view, and the repacked copy is quantized */
+    const int q8 = vx_weights_precision(w) == VX_PREC_Q8;
+    VX_TRY(vx_weights_mat_policy(w, &view, q8 ? VX_W_MATRIX : VX_W_TF_LINEAR, err));
     const size_t es = vx_dtype_size(view.dtype);
-    char *p = own(t, malloc(es * (size_t)(in * out)));
+    char *p = q8 ? malloc(es * (size_t)(in * out)) : own(t, malloc(es * (size_t)(in * out)));
     if (!p) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (%s)", name);
     const char *src = view.data;
     for (int64_t i = 0; i < in; i++)
         for (int64_t o = 0; o < out; o++) memcpy(p + (o * in + i) * es, src + (i * out + o) * es, es);
     *m = (vx_mat){view.dtype, out, in, p};
+    if (q8) {
+        void *qb = own(t, malloc(vx_q8_bytes(out, in)));
+        if (qb) *m = vx_q8_quantize(qb, m, vx_default_threads()), m->act_bf16 = 1;
+        free(p);
+        if (!qb) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (%s)", name);
+    }
     return VOCIS_OK;
 }
 

@@ -153,10 +153,10 @@ vocis_status vx_vv_diffhead_load(const vx_weights *w, const vx_vv_config *cfg, v
         vx_vv_head_layer *ly = &h->layers[l];
         ly->norm = h->owned + (int64_t)l * H;
         if ((st = vx_weights_vec_f32(w, NAME("layers.%d.norm.weight", l), H, ly->norm, err)) ||
-            (st = vx_weights_mat(w, NAME("layers.%d.adaLN_modulation.1.weight", l), 3 * H, H, &ly->ada, err)) ||
-            (st = vx_weights_mat(w, NAME("layers.%d.ffn.gate_proj.weight", l), F, H, &ly->gate, err)) ||
-            (st = vx_weights_mat(w, NAME("layers.%d.ffn.up_proj.weight", l), F, H, &ly->up, err)) ||
-            (st = vx_weights_mat(w, NAME("layers.%d.ffn.down_proj.weight", l), H, F, &ly->down, err)))
+            (st = vx_weights_linear(w, NAME("layers.%d.adaLN_modulation.1.weight", l), 3 * H, H, &ly->ada, err)) ||
+            (st = vx_weights_linear(w, NAME("layers.%d.ffn.gate_proj.weight", l), F, H, &ly->gate, err)) ||
+            (st = vx_weights_linear(w, NAME("layers.%d.ffn.up_proj.weight", l), F, H, &ly->up, err)) ||
+            (st = vx_weights_linear(w, NAME("layers.%d.ffn.down_proj.weight", l), H, F, &ly->down, err)))
             goto fail;
     }
 #undef NAME

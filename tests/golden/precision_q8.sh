@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The q8 precision mode (transformer linears of T3, Qwen2 and the diffusion
+# head as int8 with one scale per 32 weights, everything else as in bf16)
+# against upstream's goldens on the tiny checkpoints, with tolerances of its
+# own. Why these bounds: a block's step is max|w|/127 and rounding to nearest
+# leaves a uniform error of step/sqrt(12) rms; for normal-ish weights max|w| of
+# 32 is ~2.1 sigma, so the error is ~0.5 % of a weight's rms (~46 dB per layer,
+# ~13 dB below bf16's 2^-9). Measured on these checkpoints (dB, and max |diff|
+# as a fraction of max |golden|): T3 cond 49.1 (bf16 path), T3 logits 39.8
+# (1.05 %), final norm 1.43 %, layer 1 41.7; Qwen2 logits 37.2 (1.99 %),
+# hidden 37.3; diffusion 48.1 / 51.3; greedy T3 tokens equal upstream's for
+# the first 38 of 44. The bounds leave ~8-10 dB for other checkpoints.
+set -uo pipefail
+VOCIS=$1 DATA=$2 SCRATCH=$3 CMP=$4
+mkdir -p "$SCRATCH"
+. "$(dirname "$0")/../cli/lib.sh" # expect_fail, expect_error, finish
+M=$DATA/chatterbox/ckpt
+G=$DATA/chatterbox/golden
+TEXT="Hello world, this is a tiny test of Chatterbox."
+P=(--precision q8)
+
+run() { "$@" || { echo "FAIL: $*"; exit 1; }; }
+
+run "$VOCIS" debug t3-cond "${P[@]}" --model "$M" --in "$G/06_t3_cond.safetensors" --out "$SCRATCH/cond.safetensors"
+run "$CMP" "$G/06_t3_cond.safetensors" "$SCRATCH/cond.safetensors" perceiver_out:snr38 cond_emb:snr38
+run "$VOCIS" debug t3-prefill "${P[@]}" --model "$M" --in "$G/07_t3_prefill.safetensors" --out "$SCRATCH/prefill.safetensors"
+run "$CMP" "$G/07_t3_prefill.safetensors" "$SCRATCH/prefill.safetensors" \
+    logits_last:rel0.05 logits_last:snr30 final_norm_hidden:rel0.05 hidden_after_layer1:snr32
+run "$VOCIS" debug s3gen-flow "${P[@]}" --model "$M" --in "$G/10_s3gen_flow.safetensors" --out "$SCRATCH/flow.safetensors"
+run "$CMP" "$G/10_s3gen_flow.safetensors" "$SCRATCH/flow.safetensors" \
+    encoder_out:snr38 mu:snr38 est_dxdt_step0:snr45 mel_out:snr45 mel_out:rel0.02
+
+# Greedy T3: the q8 logits pick upstream's tokens for most of the run; require the first 20.
+want=$("$CMP" --print "$G/09_t3_greedy.safetensors" tokens | cut -d' ' -f1-20)
+got=$("$VOCIS" tokens "${P[@]}" --model "$M" --t3-cond "$G/06_t3_cond.safetensors" --text "$TEXT" --greedy \
+      --exaggeration 0.5 --threads 1 -q | cut -d' ' -f1-20)
+[ "$got" = "$want" ] || { echo "FAIL greedy prefix: got $got, want $want"; exit 1; }
+echo "ok   greedy q8: first 20 tokens as upstream"
+
+# T3's q8 decode does not depend on the thread split (each output is one
+# tile's sum): greedy tokens on 1 and 2 threads are the same.
+got2=$("$VOCIS" tokens "${P[@]}" --model "$M" --t3-cond "$G/06_t3_cond.safetensors" --text "$TEXT" --greedy \
+       --exaggeration 0.5 --threads 2 -q | cut -d' ' -f1-20)
+[ "$got2" = "$got" ] || { echo "FAIL: q8 greedy tokens differ between 1 and 2 threads"; exit 1; }
+echo "ok   greedy q8: same tokens on 1 and 2 threads"
+
+# End to end: speaks.
+run "$VOCIS" speak "${P[@]}" --model "$M" --voice "$G/golden.voice" --text "$TEXT" --seed 0 --format f32 -q \
+    -o "$SCRATCH/q8.wav"
+[ -s "$SCRATCH/q8.wav" ] || { echo "FAIL: no q8 audio"; exit 1; }
+echo "ok   speak q8 runs"
+
+# VibeVoice (tiny checkpoint stored as F32): LM and diffusion head in q8.
+VM=$DATA/vibevoice/model
+VG=$DATA/vibevoice/golden
+run "$VOCIS" debug qwen2-prefill "${P[@]}" --model "$VM" --in "$VG/06_lm_prefill.safetensors" --out "$SCRATCH/q.safetensors"
+run "$CMP" "$VG/06_lm_prefill.safetensors" "$SCRATCH/q.safetensors" logits:rel0.06 logits:snr28 last_hidden_state:snr28
+run "$VOCIS" debug vv-diffusion "${P[@]}" --model "$VM" --in "$VG/07_diffusion.safetensors" --out "$SCRATCH/d.safetensors"
+run "$CMP" "$VG/07_diffusion.safetensors" "$SCRATCH/d.safetensors" single_eps_t500:snr38 s10_loop_result:snr38
+finish

@@ -1,0 +1,222 @@
+/* q8 weights (precision q8): the quantizer's round trip, and vx_linear on
+ * VX_Q8 matrices at every ISA level this CPU runs against a double
+ * reference on the dequantized weights (odd sizes, short last blocks,
+ * tails of every tile, the panel path for many rows, threads). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernels/isa.h"
+#include "kernels/kernels.h"
+#include "kernels/precision.h"
+#include "testlib.h"
+
+static const char *isa_name[] = {"scalar", "avx2", "avx512"};
+static unsigned seed = 1;
+
+static float *rnd(size_t n) {
+    float *x = malloc((n ? n : 1) * sizeof(float));
+    tl_fill_random(x, n, seed++);
+    return x;
+}
+
+static int64_t nblk(int64_t K) { return (K + VX_Q8_BLOCK - 1) / VX_Q8_BLOCK; }
+
+/* Quantizes w (f32, or its bf16/f16 rounding) and checks every block. */
+static void test_roundtrip_case(vx_dtype dt, int64_t R, int64_t C) {
+    float *w = rnd((size_t)(R * C));
+    for (int64_t i = 0; i < R * C; i++) w[i] *= (float)(1 + (i / 7) % 5); /* blocks of different ranges */
+    if (C >= 40)
+        for (int64_t k = 0; k < 32; k++) w[k] = 0; /* an all-zero block */
+    void *src = w;
+    uint16_t *h = NULL;
+    float *ref = malloc(sizeof(float) * (size_t)(R * C + 1));
+    if (dt != VX_F32) {
+        h = malloc(sizeof(uint16_t) * (size_t)(R * C + 1));
+        for (int64_t i = 0; i < R * C; i++) h[i] = dt == VX_BF16 ? vx_f32_to_bf16(w[i]) : vx_f32_to_f16(w[i]);
+        vx_to_f32(ref, h, dt, (size_t)(R * C));
+        src = h;
+    } else {
+        memcpy(ref, w, sizeof(float) * (size_t)(R * C));
+    }
+    vx_mat in = {.dtype = dt, .rows = R, .cols = C, .data = src};
+    void *buf = malloc(vx_q8_bytes(R, C));
+    vx_mat q = vx_q8_quantize(buf, &in, 2);
+    CHECK(q.dtype == VX_Q8 && q.rows == R && q.cols == C && q.data == buf);
+    const vx_q8 *hq = q.data;
+    CHECK((const char *)hq->q >= (const char *)buf + sizeof(vx_q8));
+    CHECK((const char *)(hq->scale + R * nblk(C)) <= (const char *)buf + vx_q8_bytes(R, C));
+    CHECK((const char *)hq->scale >= (const char *)(hq->q + R * C));
+    int bad = 0;
+    for (int64_t r = 0; r < R && !bad; r++)
+        for (int64_t b = 0; b < nblk(C) && !bad; b++) {
+            int64_t k0 = b * VX_Q8_BLOCK, k1 = k0 + VX_Q8_BLOCK < C ? k0 + VX_Q8_BLOCK : C;
+            float amax = 0;
+            int qmax = 0;
+            for (int64_t k = k0; k < k1; k++) amax = fmaxf(amax, fabsf(ref[r * C + k]));
+            float s = hq->scale[r * nblk(C) + b];
+            if (s != amax / 127.0f) bad = 1;
+            for (int64_t k = k0; k < k1; k++) {
+                int v = hq->q[r * C + k];
+                qmax = abs(v) > qmax ? abs(v) : qmax;
+                double e = fabs((double)v * s - ref[r * C + k]);
+                if (v < -127 || v > 127 || e > s * (0.5 + 3e-5)) bad = 2;
+            }
+            if (amax > 0 && qmax != 127) bad = 3; /* the largest value maps to ±127 */
+            if (bad)
+                CHECK_MSG(0, "q8 %s %lldx%lld row %lld block %lld: %s", vx_dtype_name(dt), (long long)R,
+                          (long long)C, (long long)r, (long long)b,
+                          bad == 1 ? "scale != max/127" : bad == 2 ? "value off by more than scale/2"
+                                                                   : "max does not map to 127");
+        }
+    free(buf), free(ref), free(h), free(w);
+}
+
+static void test_roundtrip(void) {
+    static const int64_t shapes[][2] = {{1, 1}, {3, 31}, {2, 32}, {5, 33}, {7, 100}, {4, 64}, {130, 47}};
+    static const vx_dtype dts[] = {VX_F32, VX_F16, VX_BF16};
+    for (int d = 0; d < 3; d++)
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+            test_roundtrip_case(dts[d], shapes[s][0], shapes[s][1]);
+    test_roundtrip_case(VX_F32, 700, 1537); /* > 2^20 values: the threaded quantizer */
+    CHECK(vx_dtype_size(VX_Q8) == 1 && strcmp(vx_dtype_name(VX_Q8), "Q8") == 0);
+    vx_dtype dt;
+    CHECK(vx_dtype_from_name("Q8", &dt) != 0); /* never a file dtype */
+}
+
+/* A q8 matrix of random weights and its exact dequantized values. */
+static void *make_q8(int64_t N, int64_t K, vx_mat *W, double **deq) {
+    float *w = rnd((size_t)(N * K));
+    vx_mat in = {.dtype = VX_F32, .rows = N, .cols = K, .data = w};
+    void *buf = malloc(vx_q8_bytes(N, K));
+    *W = vx_q8_quantize(buf, &in, 1);
+    const vx_q8 *h = W->data;
+    *deq = malloc(sizeof(double) * (size_t)(N * K + 1));
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < K; k++)
+            (*deq)[n * K + k] = (double)h->q[n * K + k] * h->scale[n * nblk(K) + k / VX_Q8_BLOCK];
+    free(w);
+    return buf;
+}
+
+static void test_linear_case(int isa, int64_t M, int64_t K, int64_t N, int with_bias, int nthreads) {
+    vx_mat W;
+    double *deq;
+    void *buf = make_q8(N, K, &W, &deq);
+    float *x = rnd((size_t)(M * K)), *b = rnd((size_t)N);
+    float *y = malloc(sizeof(float) * (size_t)(M * N)); /* exact size: ASan sees writes past the end */
+    vx_linear_isa(isa, y, x, M, &W, with_bias ? b : NULL, nthreads);
+    char what[160];
+    snprintf(what, sizeof what, "q8 linear %s M=%lld K=%lld N=%lld bias=%d threads=%d", isa_name[isa], (long long)M,
+             (long long)K, (long long)N, with_bias, nthreads);
+    int fails = 0;
+    for (int64_t m = 0; m < M && !fails; m++)
+        for (int64_t n = 0; n < N && !fails; n++) {
+            double s = with_bias ? b[n] : 0, a = with_bias ? fabs(b[n]) : 0;
+            for (int64_t k = 0; k < K; k++) {
+                s += (double)x[m * K + k] * deq[n * K + k];
+                a += fabs((double)x[m * K + k] * deq[n * K + k]);
+            }
+            double d = fabs(y[m * N + n] - s);
+            if (!(d <= 2e-6 * a + 1e-7)) {
+                fprintf(stderr, "%s: [%lld,%lld] %.9g vs %.9g (|diff| %.3g, scale %.3g)\n", what, (long long)m,
+                        (long long)n, y[m * N + n], s, d, a);
+                tl_failures++;
+                fails = 1;
+            }
+        }
+    /* below the panel path, an x row gives the same bits alone (M = 1) as in
+     * a batch, and the thread count does not change them */
+    if (M < 16 && !fails) {
+        float *y1 = malloc(sizeof(float) * (size_t)N);
+        for (int64_t m = 0; m < M; m++) {
+            vx_linear_isa(isa, y1, x + m * K, 1, &W, with_bias ? b : NULL, 1);
+            if (memcmp(y1, y + m * N, sizeof(float) * (size_t)N) != 0) {
+                CHECK_MSG(0, "%s: row %lld differs from the same row alone", what, (long long)m);
+                break;
+            }
+        }
+        free(y1);
+    }
+    free(buf), free(deq), free(x), free(b), free(y);
+}
+
+static void test_linear(void) {
+    static const int64_t shapes[][2] = {{67, 13}, {16, 4}, {1, 1}, {130, 37}, {32, 9}, {300, 50}, {5, 3},
+                                        {31, 17}, {64, 32}, {33, 65}, {100, 96}};
+    static const int64_t ms[] = {1, 2, 3, 4, 5, 9, 15, 16, 33, 130};
+    for (int isa = 0; isa <= vx_cpu_isa(); isa++)
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+            for (size_t m = 0; m < sizeof ms / sizeof *ms; m++)
+                test_linear_case(isa, ms[m], shapes[s][0], shapes[s][1], (int)((s + m) & 1), 1 + (int)(m & 1));
+    for (int isa = 0; isa <= vx_cpu_isa(); isa++) {
+        test_linear_case(isa, 2, 1030, 515, 1, 2);  /* threaded streaming, several W groups */
+        test_linear_case(isa, 20, 33, 600, 1, 2);   /* panels, by threads */
+        test_linear_case(isa, 260, 33, 600, 0, 2);  /* x in several cache blocks */
+        test_linear_case(isa, 70, 2000, 40, 1, 2);  /* long rows, narrow N */
+        test_linear_case(isa, 4, 2000, 700, 0, 2);  /* prefetch across tiles */
+        test_linear_case(isa, 3, 0, 5, 1, 1);       /* K = 0: y = bias */
+    }
+}
+
+/* The load-time policy: a TF_LINEAR matrix becomes q8 under q8, others bf16. */
+static void test_policy(void) {
+    char dir[] = "/tmp/vocis_q8_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[300];
+    snprintf(path, sizeof path, "%s/w.safetensors", dir);
+    const int64_t R = 37, C = 301;
+    float *a = rnd((size_t)(R * C));
+    uint16_t *hb = malloc(sizeof(uint16_t) * (size_t)(R * C));
+    for (int64_t i = 0; i < R * C; i++) hb[i] = vx_f32_to_bf16(a[i]);
+    vx_err err = {0};
+    vx_st_writer *wr = vx_st_writer_new();
+    CHECK(vx_st_writer_add(wr, "m", VX_F32, 2, (const int64_t[]){R, C}, a, &err) == VOCIS_OK);
+    CHECK(vx_st_writer_add(wr, "b", VX_BF16, 2, (const int64_t[]){R, C}, hb, &err) == VOCIS_OK);
+    CHECK(vx_st_writer_save(wr, path, &err) == VOCIS_OK);
+    vx_st_writer_free(wr);
+    for (int p = VX_PREC_EXACT; p <= VX_PREC_Q8; p++) {
+        vx_weights *w;
+        if (vx_weights_open(path, &w, &err) != VOCIS_OK) {
+            CHECK_MSG(0, "%s", err.msg);
+            continue;
+        }
+        vx_weights_set_precision(w, p);
+        vx_tensor tm, tb;
+        CHECK(vx_weights_expect(w, VX_FLOATS, VX_DIMS(R, C), &tm, &err, "m") == VOCIS_OK);
+        CHECK(vx_weights_expect(w, VX_FLOATS, VX_DIMS(R, C), &tb, &err, "b") == VOCIS_OK);
+        vx_mat lin = vx_mat_of(&tm), lin2 = vx_mat_of(&tm), other = vx_mat_of(&tm), lb = vx_mat_of(&tb);
+        CHECK(vx_weights_mat_policy(w, &lin, VX_W_TF_LINEAR, &err) == VOCIS_OK);
+        CHECK(vx_weights_mat_policy(w, &lin2, VX_W_TF_LINEAR, &err) == VOCIS_OK);
+        CHECK(vx_weights_mat_policy(w, &other, VX_W_MATRIX, &err) == VOCIS_OK);
+        CHECK(vx_weights_mat_policy(w, &lb, VX_W_TF_LINEAR, &err) == VOCIS_OK);
+        CHECK(lin.data == lin2.data); /* one copy per tensor */
+        if (p == VX_PREC_Q8) {
+            CHECK(lin.dtype == VX_Q8 && other.dtype == VX_BF16 && lb.dtype == VX_Q8);
+        } else {
+            CHECK(lin.dtype == (p == VX_PREC_BF16 ? VX_BF16 : VX_F32) && lb.dtype == VX_BF16);
+        }
+        CHECK(memcmp(tm.data, a, sizeof(float) * (size_t)(R * C)) == 0); /* the original reads back */
+        float x[301], y[37];
+        tl_fill_random(x, 301, 5);
+        vx_linear(y, x, 1, &lin, NULL, 1);
+        double ref = 0, abs = 0;
+        for (int k = 0; k < C; k++) ref += (double)x[k] * a[k], abs += fabs((double)x[k] * a[k]);
+        /* q8: each weight within scale/2 ≤ max|w|/254 of its block */
+        CHECK_MSG(fabs(y[0] - ref) < 0.01 * abs, "%d: linear %g vs %g", p, y[0], ref);
+        vx_weights_close(w);
+    }
+    unlink(path);
+    rmdir(dir);
+    free(a), free(hb);
+}
+
+int main(int argc, char **argv) {
+    (void)argc, (void)argv;
+    test_roundtrip();
+    test_linear();
+    test_policy();
+    return tl_finish("test_q8");
+}
