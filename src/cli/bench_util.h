@@ -17,4 +17,24 @@ enum { BENCH_ENGLISH, BENCH_MTL, BENCH_TURBO, BENCH_NANO };
 int bench_parse_variant(const char *s);
 const char *bench_variant_name(int v); /* "English", "Multilingual", "Turbo", "Nano" */
 
+/* The benches' fixed T3 request: a speaker embedding spk[speaker_dim], n_prompt voice prompt speech
+ * tokens and n_text text ids; with start >= 0, text[0] = start and text[n_text - 1] = stop. */
+void bench_t3_request(float *spk, int speaker_dim, int64_t *prompt, int n_prompt, int32_t *text, int n_text, int start,
+                      int stop);
+
+/* Statistics of a timed figure over its repetitions: min, median (the mean of the two middle
+ * values when n is even) and max of v[0..n), n >= 1; v is left as it is. */
+typedef struct bench_stats {
+    double min, median, max;
+    int n;
+} bench_stats;
+bench_stats bench_stats_of(const double *v, int n);
+
+/* The one way every `vocis bench` figure with repetitions is printed:
+ *   name: MEDIAN unit (min MIN, max MAX, n=N[; note])
+ * with each value multiplied by `scale` (1e3: seconds -> ms) and printed with `decimals` digits;
+ * unit "" for a ratio (rtf). The first number after the colon is the figure (the median). */
+void bench_print_stats(const char *name, const double *v, int n, double scale, int decimals, const char *unit,
+                       const char *note_fmt, ...) __attribute__((format(printf, 7, 8)));
+
 #endif

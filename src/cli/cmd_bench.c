@@ -10,6 +10,7 @@
 #include "base/threads.h"
 #include "cli/bench_util.h"
 #include "cli/cli.h"
+#include "vocis.h"
 #include "kernels/precision.h"
 #include "models/chatterbox/t3.h"
 #include "models/chatterbox/t3_gpt2.h"
@@ -30,11 +31,69 @@ static int on_token(void *user, int step, int32_t tok) {
     return 0;
 }
 
+/* One timed T3 generation: fills tt (times of the first and last token) for `tokens` draws. */
+typedef vocis_status (*t3_run_fn)(void *ctx, int tokens, tok_timer *tt, vx_err *err);
+
+/* One short warm-up generation (2 tokens: thread start, first touches of the caches), then `reps`
+ * timed ones of `tokens` draws each: prefill_s[r] (start to first token) and decode[r] (decode
+ * steps per second). *steps receives the decode steps of a timed run. */
+static vocis_status t3_time_reps(t3_run_fn run, void *ctx, int tokens, int reps, double *prefill_s, double *decode,
+                                 int *steps, vx_err *err) {
+    tok_timer tt = {0};
+    VX_TRY(run(ctx, 2, &tt, err));
+    *steps = 0;
+    for (int r = 0; r < reps; r++) {
+        tt = (tok_timer){0};
+        const double t1 = bench_now_s();
+        VX_TRY(run(ctx, tokens, &tt, err));
+        prefill_s[r] = tt.t_first - t1;
+        decode[r] = tt.n > 1 ? (tt.n - 1) / (tt.t_last - tt.t_first) : 0;
+        *steps = tt.n - 1;
+    }
+    return VOCIS_OK;
+}
+
+/* Prints the prefill and decode lines of t3_time_reps' figures (rates per repetition). */
+static void t3_print_reps(const double *prefill_s, const double *decode, int reps, int L0, int steps,
+                          const char *rows, const char *step_kind) {
+    double rate[64], *pr = reps <= 64 ? rate : malloc(sizeof(double) * (size_t)reps);
+    if (!pr) return;
+    for (int r = 0; r < reps; r++) pr[r] = L0 / prefill_s[r];
+    const bench_stats ps = bench_stats_of(prefill_s, reps);
+    bench_print_stats("prefill", pr, reps, 1, 1, "tokens/s", "%d positions x %s, median %.3f s", L0, rows,
+                      ps.median);
+    if (steps > 0) bench_print_stats("decode", decode, reps, 1, 2, "tokens/s", "%d %s steps each", steps, step_kind);
+    if (pr != rate) free(pr);
+}
+
 /* Turbo / Nano T3 (GPT-2 backbone, batch 1, no CFG) on synthetic weights: prefill of
  * [speaker | 375 prompt tokens (a 15 s reference) | text | BOS], then cached decode steps.
  * The stop token is disabled so that exactly `tokens` tokens are drawn. */
+typedef struct gpt2_run {
+    const vx_t3_gpt2 *t;
+    const float *spk;
+    const int64_t *prompt;
+    int n_prompt;
+    const int32_t *text;
+    int text_len, threads;
+} gpt2_run;
+
+static vocis_status gpt2_run_once(void *ctx, int tokens, tok_timer *tt, vx_err *err) {
+    const gpt2_run *g = ctx;
+    /* upstream generate()'s defaults: temperature 0.8, top-k 1000, top-p 0.95, repetition penalty 1.2 */
+    const vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, tokens - 1, 0, on_token, tt, NULL};
+    vx_rng rng;
+    vx_rng_seed(&rng, 0);
+    int32_t *out = NULL;
+    int n = 0;
+    vocis_status st = vx_t3_gpt2_generate(g->t, g->spk, g->prompt, g->n_prompt, g->text, g->text_len, &s, &rng,
+                                          g->threads, &out, &n, err);
+    free(out);
+    return st;
+}
+
 static int bench_t3_gpt2(int variant, vx_dtype dt, const char *dtype, int prec, int tokens, int text_len,
-                         int threads) {
+                         int threads, int reps) {
     enum { PROMPT = 375 };
     vx_err err = {0};
     vx_t3_gpt2 t;
@@ -46,48 +105,59 @@ static int bench_t3_gpt2(int variant, vx_dtype dt, const char *dtype, int prec, 
     float *spk = calloc((size_t)t.speaker_dim, sizeof(float));
     int64_t prompt[PROMPT];
     int32_t *text = malloc(sizeof(int32_t) * (size_t)text_len);
-    if (!spk || !text) {
-        free(spk), free(text);
+    double *pf = calloc((size_t)reps, sizeof(double)), *dec = calloc((size_t)reps, sizeof(double));
+    if (!spk || !text || !pf || !dec) {
+        free(spk), free(text), free(pf), free(dec);
         vx_t3_gpt2_free(&t);
         return cli_error("bench", "out of memory");
     }
-    for (int i = 0; i < t.speaker_dim; i++) spk[i] = 0.0625f * (float)((i * 37) % 17 - 8);
-    for (int i = 0; i < PROMPT; i++) prompt[i] = (i * 131) % 6561;
-    for (int i = 0; i < text_len; i++) text[i] = 1 + (i * 53) % 600;
-    tok_timer tt = {0};
-    /* upstream generate()'s defaults: temperature 0.8, top-k 1000, top-p 0.95, repetition penalty 1.2 */
-    const vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, tokens - 1, 0, on_token, &tt, NULL};
-    vx_rng rng;
-    vx_rng_seed(&rng, 0);
-    int32_t *out = NULL;
-    int n = 0;
-    const double t1 = bench_now_s();
-    st = vx_t3_gpt2_generate(&t, spk, prompt, PROMPT, text, text_len, &s, &rng, threads, &out, &n, &err);
-    if (st) {
-        free(spk), free(text);
-        vx_t3_gpt2_free(&t);
-        return cli_error("bench", "%s", err.msg);
-    }
-    const int L0 = vx_t3_gpt2_cond_len(PROMPT) + text_len + 1;
+    bench_t3_request(spk, t.speaker_dim, prompt, PROMPT, text, text_len, -1, -1);
     printf("model: synthetic %s T3 (GPT-2), %d layers, hidden %d, %d heads, %s weights, %d threads\n",
            bench_variant_name(variant), t.n_layers, t.dim, t.n_heads, dtype, threads);
     printf("precision: %s (matrices computed as %s)\n", vx_precision_name(prec), vx_dtype_name(t.layers[0].attn.dtype));
     printf("load: %.2f s\n", t_load);
-    printf("prefill: %.1f tokens/s (%d positions x 1 row, no CFG, in %.3f s)\n", L0 / (tt.t_first - t1), L0,
-           tt.t_first - t1);
-    if (tt.n > 1) printf("decode: %.2f tokens/s (%d steps)\n", (tt.n - 1) / (tt.t_last - tt.t_first), tt.n - 1);
-    printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
-    printf("rss_now: %.0f MiB\n", bench_rss_now_mib());
-    free(out), free(spk), free(text);
+    fflush(stdout);
+    gpt2_run g = {&t, spk, prompt, PROMPT, text, text_len, threads};
+    int steps = 0;
+    st = t3_time_reps(gpt2_run_once, &g, tokens, reps, pf, dec, &steps, &err);
+    if (!st) {
+        const int L0 = vx_t3_gpt2_cond_len(PROMPT) + text_len + 1;
+        t3_print_reps(pf, dec, reps, L0, steps, "1 row, no CFG", "batch-1");
+        printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
+        printf("rss_now: %.0f MiB\n", bench_rss_now_mib());
+    }
+    free(spk), free(text), free(pf), free(dec);
     vx_t3_gpt2_free(&t);
+    if (st) return cli_error("bench", "%s", err.msg);
     return 0;
 }
 
+/* English / Multilingual T3: a fixed, valid conditioning and text; the stop token is disabled. */
+typedef struct t3_run {
+    const vx_t3 *t3;
+    const vx_t3_cond *c;
+    const int32_t *text;
+    int n_text, threads;
+} t3_run;
+
+static vocis_status t3_run_once(void *ctx, int tokens, tok_timer *tt, vx_err *err) {
+    const t3_run *q = ctx;
+    const vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, tokens, 0, on_token, tt};
+    vx_rng rng;
+    vx_rng_seed(&rng, 0);
+    int32_t *out = NULL;
+    int n = 0;
+    vocis_status st = vx_t3_generate(q->t3, q->c, q->text, q->n_text, &s, &rng, q->threads, &out, &n, err);
+    free(out);
+    return st;
+}
+
 static int bench_t3(int argc, char **argv) {
-    int synthetic = 0, tokens = 200, threads = 0, text_len = 40;
-    const char *dtype = "f32", *model = NULL, *precision = NULL, *variant_s = NULL;
+    int synthetic = 0, tokens = 200, threads = 0, text_len = 40, reps = 5;
+    const char *dtype = "f32", *model = NULL, *precision = NULL, *variant_s = NULL, *kv_s = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions", 0, -1},
+        {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
         {"--variant", CLI_STR, &variant_s, "synthetic model: " BENCH_VARIANT_HELP, 0, -1},
         {"--model", CLI_STR, &model, "benchmark a real model folder instead", 0, -1},
         {"--dtype", CLI_STR, &dtype, "stored dtype of the synthetic model: f32 (default, as released), bf16, f16", 0,
@@ -95,6 +165,8 @@ static int bench_t3(int argc, char **argv) {
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--tokens", CLI_INT, &tokens, "decode steps to time (200)", 2, 4000},
         {"--text-tokens", CLI_INT, &text_len, "text tokens in the prompt (40)", 1, 2000},
+        {"--reps", CLI_INT, &reps, "timed generations after a 2-token warm-up; median, min, max printed (5)", 1,
+         100},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
@@ -102,7 +174,8 @@ static int bench_t3(int argc, char **argv) {
                       "Times T3: prefill of the CFG pair (34 conditioning + text + 2 BOS positions) and\n"
                       "cached decode steps of the pair (one step = one speech token). --variant turbo|nano:\n"
                       "the GPT-2 T3, batch 1 without CFG (376 conditioning + text + 1 BOS positions).\n"
-                      "Synthetic runs disable the stop token, so exactly --tokens tokens are drawn.");
+                      "Synthetic runs disable the stop token, so exactly --tokens tokens are drawn.\n"
+                      "Each figure is the median of --reps generations, followed by (min, max, n).");
     if (r) return r == 1 ? 0 : 2;
     const int variant = bench_parse_variant(variant_s);
     if (variant < 0) return cli_error("bench", "--variant must be english, mtl, turbo or nano"), 2;
@@ -113,9 +186,13 @@ static int bench_t3(int argc, char **argv) {
     int prec;
     if (cli_precision("bench", precision, &prec)) return 2;
     prec = vx_precision_resolve(prec);
+    int kvc;
+    if (cli_kv("bench", kv_s, &kvc)) return 2;
+    if (kvc == VOCIS_KV_BF16 && (variant == BENCH_TURBO || variant == BENCH_NANO))
+        return cli_error("bench", "--kv bf16 is not available for the GPT-2 T3 (turbo, nano)"), 2;
     if (threads <= 0) threads = vx_default_threads();
     if (variant == BENCH_TURBO || variant == BENCH_NANO)
-        return bench_t3_gpt2(variant, dt, dtype, prec, tokens, text_len, threads);
+        return bench_t3_gpt2(variant, dt, dtype, prec, tokens, text_len, threads, reps);
 
     vx_err err = {0};
     vx_cb_config cfg;
@@ -138,46 +215,39 @@ static int bench_t3(int argc, char **argv) {
     }
     if (st != VOCIS_OK) return cli_error("bench", "%s", err.msg);
     double t_load = bench_now_s() - t0;
+    vx_tf_set_kv(&t3.tf, kvc == VOCIS_KV_BF16 ? VX_KV_BF16 : VX_KV_F32);
 
-    /* A fixed, valid conditioning and text; sampling continues until `tokens`
-     * steps (the stop token is ignored by disabling it via max tokens only). */
     float *spk = calloc((size_t)t3.speaker_dim, sizeof(float));
     int64_t prompt[150];
     int32_t *text = malloc(sizeof(int32_t) * (size_t)(text_len + 2));
-    for (int i = 0; i < t3.speaker_dim; i++) spk[i] = 0.0625f * (float)((i * 37) % 17 - 8);
-    for (int i = 0; i < 150; i++) prompt[i] = (i * 131) % 6561;
-    text[0] = cfg.start_text_token;
-    for (int i = 1; i <= text_len; i++) text[i] = 1 + (i * 53) % 600;
-    text[text_len + 1] = cfg.stop_text_token;
-    vx_t3_cond c = {spk, prompt, 150, 0.5f};
-    tok_timer tt = {0};
-    vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, tokens, 0, on_token, &tt};
-    vx_rng rng;
-    vx_rng_seed(&rng, 0);
-    int32_t *out = NULL;
-    int n = 0;
-    double t1 = bench_now_s();
-    st = vx_t3_generate(&t3, &c, text, text_len + 2, &s, &rng, threads, &out, &n, &err);
-    if (st != VOCIS_OK) {
-        free(spk), free(text);
+    double *pf = calloc((size_t)reps, sizeof(double)), *dec = calloc((size_t)reps, sizeof(double));
+    if (!spk || !text || !pf || !dec) {
+        free(spk), free(text), free(pf), free(dec);
         vx_t3_free(&t3);
-        return cli_error("bench", "%s", err.msg);
+        return cli_error("bench", "out of memory");
     }
-    int L0 = vx_t3_cond_len(&t3, &c) + text_len + 2;
+    bench_t3_request(spk, t3.speaker_dim, prompt, 150, text, text_len + 2, cfg.start_text_token, cfg.stop_text_token);
+    vx_t3_cond c = {spk, prompt, 150, 0.5f};
     printf("model: %s%s T3, %d layers, hidden %d, text vocabulary %lld, %s weights, %d threads\n",
            synthetic ? "synthetic " : model, synthetic ? bench_variant_name(variant) : "", t3.tf.n_layers, t3.dim,
            (long long)t3.text_emb.rows, synthetic ? dtype : "file", threads);
     printf("precision: %s (matrices computed as %s)\n", vx_precision_name(prec), vx_dtype_name(t3.tf.layers[0].q.dtype));
+    printf("kv_cache: %s (%zu B per position per sequence)\n", vx_kv_name(t3.tf.kv_dtype == VX_BF16), vx_kv_bytes_per_token(&t3.tf));
     printf("load: %.2f s\n", t_load);
-    printf("prefill: %.1f tokens/s (%d positions x 2 CFG rows in %.3f s)\n", L0 / (tt.t_first - t1), L0,
-           tt.t_first - t1);
-    if (tt.n > 1)
-        printf("decode: %.2f tokens/s (%d CFG-pair steps)\n", (tt.n - 1) / (tt.t_last - tt.t_first), tt.n - 1);
-    if (tt.n < tokens) printf("note: generation stopped at the stop token after %d steps\n", tt.n);
-    printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
-    printf("rss_now: %.0f MiB\n", bench_rss_now_mib());
-    free(out), free(spk), free(text);
+    fflush(stdout);
+    t3_run q = {&t3, &c, text, text_len + 2, threads};
+    int steps = 0;
+    st = t3_time_reps(t3_run_once, &q, tokens, reps, pf, dec, &steps, &err);
+    if (!st) {
+        /* prefill positions: conditioning, start + text + stop, BOS twice */
+        t3_print_reps(pf, dec, reps, vx_t3_cond_len(&t3, &c) + text_len + 4, steps, "2 CFG rows", "CFG-pair");
+        if (steps + 1 < tokens) printf("note: generation stopped at the stop token after %d steps\n", steps + 1);
+        printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
+        printf("rss_now: %.0f MiB\n", bench_rss_now_mib());
+    }
+    free(spk), free(text), free(pf), free(dec);
     vx_t3_free(&t3);
+    if (st) return cli_error("bench", "%s", err.msg);
     return 0;
 }
 
@@ -193,12 +263,7 @@ static vocis_status time_decode(const vx_vv_lm *lm, int nseq, int64_t ctx, int t
     vocis_status st = vx_kv_reserve(&kv, ctx + 64, err);
     float *x = malloc(sizeof(float) * (size_t)nseq * H), *h = malloc(sizeof(float) * (size_t)nseq * H);
     if (!st && (!x || !h)) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    for (int l = 0; !st && l < tf->n_layers; l++)
-        for (int q = 0; q < nseq; q++) {
-            float *k = kv.k[(size_t)l * nseq + q], *v = kv.v[(size_t)l * nseq + q];
-            for (int64_t i = 0; i < ctx * kv.kv_dim; i++) k[i] = v[i] = 0.01f * (float)((i * 7) % 13 - 6);
-        }
-    for (int q = 0; q < nseq; q++) kv.len[q] = ctx;
+    if (!st) st = vx_kv_fill_synthetic(&kv, ctx, err);
     const int32_t ids[4] = {0, 1, 2, 3};
     float logits[4];
     int steps = 0;
@@ -220,21 +285,23 @@ static vocis_status time_decode(const vx_vv_lm *lm, int nseq, int64_t ctx, int t
 }
 
 static int bench_qwen2(int argc, char **argv) {
-    const char *size = NULL, *dtype = "bf16";
-    int threads = 0, no_long = 0;
+    const char *size = NULL, *dtype = "bf16", *kv_s = NULL;
+    int threads = 0, no_long = 0, kvc;
     const cli_opt opts[] = {
         {"--synthetic", CLI_STR, &size, "random weights at the dims of VibeVoice 1.5b or 7b (required)", 0, -1},
+        {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
         {"--dtype", CLI_STR, &dtype, "weight dtype: bf16 (default), f16, f32", 0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
-        {"--skip-long", CLI_FLAG, &no_long, "skip the 4096-token prefill and the 16K-context decodes", 0, -1},
+        {"--skip-long", CLI_FLAG, &no_long, "skip the 4096-token prefill and the 4K/16K-context decodes", 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench qwen2 --synthetic 1.5b|7b [--dtype bf16|f16|f32] [--threads N]\n\n"
                       "VibeVoice's Qwen2 LM: prefill throughput, and decode steps per second of one sequence or\n"
-                      "of the positive/negative CFG pair (one step advances both) at 1K and 16K cached\n"
-                      "positions, computing only the 4 logits the generation loop uses.");
+                      "of the positive/negative CFG pair (one step advances both) at 1K, 4K and 16K cached\n"
+                      "positions, computing only the 4 logits the generation loop uses. --kv bf16: bf16 caches.");
     if (r) return r == 1 ? 0 : 2;
     if (!size) return cli_error("bench", "--synthetic 1.5b|7b is required"), 2;
+    if (cli_kv("bench", kv_s, &kvc)) return 2;
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
     if (threads <= 0) threads = vx_default_threads();
@@ -248,6 +315,7 @@ static int bench_qwen2(int argc, char **argv) {
         vx_weights_close(w);
         return cli_error("bench", "%s", err.msg);
     }
+    vx_tf_set_kv(&lm.tf, kvc == VOCIS_KV_BF16 ? VX_KV_BF16 : VX_KV_F32);
     printf("model: synthetic VibeVoice-%s Qwen2, %d layers, hidden %d, %d/%d heads, %s weights, %d threads\n", size,
            lm.tf.n_layers, lm.tf.dim, lm.tf.n_heads, lm.tf.n_kv_heads, dtype, threads);
     printf("load: %.2f s\n", bench_now_s() - t0);
@@ -271,8 +339,8 @@ static int bench_qwen2(int argc, char **argv) {
         vx_kv_free(&kv);
         free(x);
     }
-    const int64_t ctx[2] = {1024, 16384};
-    for (int c = 0; c < 2 && !st; c++)
+    const int64_t ctx[3] = {1024, 4096, 16384};
+    for (int c = 0; c < 3 && !st; c++)
         for (int nseq = 1; nseq <= 2 && !st; nseq++) {
             if (no_long && ctx[c] > 1024) continue;
             double sps;
@@ -281,7 +349,8 @@ static int bench_qwen2(int argc, char **argv) {
             fflush(stdout);
         }
     if (!st) {
-        printf("kv_bytes_per_token: %zu B (float32 K and V, all layers, one sequence)\n", vx_kv_bytes_per_token(&lm.tf));
+        printf("kv_bytes_per_token: %zu B (%s K and V, all layers, one sequence)\n", vx_kv_bytes_per_token(&lm.tf),
+               vx_kv_name(lm.tf.kv_dtype == VX_BF16));
         printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
     }
     vx_vv_lm_free(&lm);
@@ -301,7 +370,8 @@ int cmd_bench(int argc, char **argv) {
                    "  clone  Chatterbox voice cloning of a 10 s reference (all front ends)\n"
                    "  serve  continuous batching: concurrent Chatterbox requests, T3 steps/s and audio/s\n"
                    "  convert  Chatterbox voice conversion of 10 s of speech\n"
-                   "  vibevoice  VibeVoice per-frame generation cost and real-time factor\n");
+                   "  vibevoice  VibeVoice per-frame generation cost and real-time factor\n"
+                   "  quality  output of the fast precision modes (bf16, q8) against exact\n");
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "t3")) return bench_t3(argc - 1, argv + 1);
@@ -312,5 +382,6 @@ int cmd_bench(int argc, char **argv) {
     if (!strcmp(argv[1], "serve")) return bench_serve(argc - 1, argv + 1);
     if (!strcmp(argv[1], "convert")) return bench_convert(argc - 1, argv + 1);
     if (!strcmp(argv[1], "vibevoice")) return bench_vibevoice(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "quality")) return bench_quality(argc - 1, argv + 1);
     return cli_error("bench", "unknown benchmark '%s' (see vocis bench --help)", argv[1]), 2;
 }

@@ -30,15 +30,8 @@ static void synth_reference(float *x, int64_t n, int sr) {
     }
 }
 
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void print_ms(const char *name, double *v, int reps) {
-    qsort(v, (size_t)reps, sizeof *v, cmp_double);
-    printf("%s: %.1f ms (min %.1f, max %.1f)\n", name, 1e3 * v[reps / 2], 1e3 * v[0], 1e3 * v[reps - 1]);
-}
+/* median (min, max) of v[0..n) seconds, in ms */
+static void print_ms(const char *name, const double *v, int n) { bench_print_stats(name, v, n, 1e3, 1, "ms", NULL); }
 
 int bench_clone(int argc, char **argv) {
     int synthetic = 0, threads = 0, reps = 5;

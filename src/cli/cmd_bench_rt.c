@@ -34,11 +34,6 @@ static double cpu_now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int cmp_d(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static vocis_status synth_preset(const vx_rt_model *m, vx_rt_preset *p, vx_err *err) {
     memset(p, 0, sizeof *p);
     p->H = m->upper.dim, p->kv_heads = m->upper.n_kv_heads, p->head_dim = m->upper.head_dim;
@@ -74,6 +69,8 @@ int bench_vv_realtime(int threads, int frames, int steps, const char *dtype) {
     vx_rt_preset p = {0};
     vx_rt_session *s = NULL;
     rt_timer r = {0};
+    double *fd = NULL; /* fd[nfd]: frame times of the reported run */
+    int nfd = 0;
     double t0 = bench_now_s();
     vocis_status st = vx_rt_model_synthetic(&m, dt, 0, 4321, &err);
     if (st) return cli_error("bench vibevoice", "%s", err.msg);
@@ -87,7 +84,7 @@ int bench_vv_realtime(int threads, int frames, int steps, const char *dtype) {
     int32_t ids[20];
     for (int i = 0; i < 20; i++) ids[i] = 1000 + 37 * i;
     const int runs = 2; /* the first run warms caches and page faults; the second is reported */
-    double first_ms = 0, rtf = 0, med = 0, cpu = 0;
+    double first_ms = 0, rtf = 0, cpu = 0;
     for (int run = 0; run < runs; run++) {
         vx_rng rng;
         vx_rng_seed(&rng, 42);
@@ -126,13 +123,12 @@ int bench_vv_realtime(int threads, int frames, int steps, const char *dtype) {
         }
         for (int i = 0; i < nf; i++) d[i] = r.t[i + 1] - r.t[i];
         rtf = (r.t[r.n - 1] - r.t[0]) / nf / (3200.0 / 24000.0);
-        qsort(d, (size_t)nf, sizeof *d, cmp_d);
-        med = 1e3 * d[nf / 2];
-        free(d);
+        free(fd);
+        fd = d, nfd = nf;
     }
     printf("first_audio_ms: %.0f (5 text tokens through both stacks, one %d-step diffusion, one frame decode)\n",
            first_ms, steps);
-    printf("frame: %.1f ms median over %d frames (text windows included)\n", med, r.n - 1);
+    bench_print_stats("frame", fd, nfd, 1e3, 1, "ms", "text windows included");
     printf("rtf: %.2f (mean frame time / 133.3 ms)\n", rtf);
     printf("cpu_per_frame_ms: %.0f (process CPU time over all threads; wall time on an idle machine is about this / "
            "threads)\n",
@@ -140,6 +136,7 @@ int bench_vv_realtime(int threads, int frames, int steps, const char *dtype) {
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
 done:
     free(r.t);
+    free(fd);
     vx_rt_session_free(s);
     vx_rt_preset_free(&p);
     vx_rt_model_free(&m);

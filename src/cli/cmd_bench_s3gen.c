@@ -27,9 +27,6 @@
 
 #define TOKENS_PER_S 25 /* speech tokens per second of audio */
 
-/* The dtype a stored matrix dtype is computed in under a precision policy. The
- * synthetic flow is built directly in it: its generator rounds each f32 value
- * to bf16 exactly as the load-time conversion of a stored F32 file would. */
 /* After option parsing: --synthetic is required; default threads; the resolved precision. 0 or an exit status. */
 static int bench_common_args(int synthetic, int *threads, const char *precision, int *prec) {
     if (!synthetic) return cli_error("bench", "--synthetic is required (random weights at real dimensions)"), 2;
@@ -39,13 +36,18 @@ static int bench_common_args(int synthetic, int *threads, const char *precision,
     return 0;
 }
 
+/* The dtype the flow's stored matrices are computed in under a precision policy (for the report;
+ * the conversion itself happens in the loader, kernels/precision.h: q8 leaves the flow's
+ * matrices, which are not transformer linears, as in bf16). */
 static vx_dtype computed_dtype(vx_dtype stored, int prec) {
     return stored == VX_F32 && (prec == VX_PREC_BF16 || prec == VX_PREC_Q8) ? VX_BF16 : stored;
 }
 
-/* The acoustic half at real dims: random-weight flow (matrices in wdt; meanflow: Turbo/Nano's
- * s3gen_meanflow, with time_embed_mixer) and HiFT. */
+/* The acoustic half at real dims: random-weight flow (matrices stored in wdt — F32 as released —
+ * and loaded through the precision policy like a real s3gen.safetensors; meanflow: Turbo/Nano's
+ * s3gen_meanflow, with time_embed_mixer) and HiFT (float32 in every mode). */
 typedef struct acoustic {
+    vx_weights *flow_w;
     vx_s3gen_flow *flow;
     vx_hift *hift;
     int64_t np, tp;       /* prompt tokens, prompt mel frames */
@@ -56,6 +58,7 @@ typedef struct acoustic {
 
 static void acoustic_free(acoustic *a) {
     vx_s3gen_flow_free(a->flow);
+    vx_weights_close(a->flow_w);
     vx_hift_free(a->hift);
     free(a->prompt);
     free(a->prompt_feat);
@@ -63,12 +66,14 @@ static void acoustic_free(acoustic *a) {
     memset(a, 0, sizeof *a);
 }
 
-static vocis_status acoustic_new(acoustic *a, vx_dtype wdt, double prompt_s, int meanflow, vx_err *err) {
+static vocis_status acoustic_new(acoustic *a, vx_dtype wdt, int prec, double prompt_s, int meanflow, vx_err *err) {
     memset(a, 0, sizeof *a);
     vx_s3gen_flow_dims d;
     if (meanflow) vx_s3gen_flow_dims_real_meanflow(&d);
     else vx_s3gen_flow_dims_real(&d);
-    VX_TRY(vx_s3gen_flow_synthetic(&d, wdt, 1234, &a->flow, err));
+    VX_TRY(vx_s3gen_flow_synthetic_weights(&d, wdt, 1234, &a->flow_w, err));
+    vx_weights_set_precision(a->flow_w, prec); /* the same load-time conversion as a file */
+    VX_TRY(vx_s3gen_flow_load(a->flow_w, NULL, &a->flow, err));
     vocis_status st = vx_hift_random(512, 512, 4321, &a->hift, err);
     if (st) return st;
     a->np = (int64_t)lround(prompt_s * TOKENS_PER_S);
@@ -145,8 +150,42 @@ static vocis_status acoustic_run(const acoustic *a, const int64_t *tokens, int64
     return st;
 }
 
+/* FLOPs of one CFM estimator evaluation (= one Euler step) on B rows (2: the CFG pair) of L frames,
+ * 2 FLOP per multiply-add, from the flow's dimensions, following cfm_estimator.c:
+ *   per frame and row, with C = dec_ch, HD = heads x head_dim, F = dec_ffn, M = n_mels:
+ *     each transformer block (n_tblocks in each of the 1 down + n_mid mid + 1 up stages)
+ *       linears    3 C·HD (q, k, v) + HD·C (out) + 2 C·F (feed-forward)
+ *       attention  QKᵀ and P·V over all L frames (no mask): 2 HD·L
+ *     each stage's ResNet block: causal conv k3 cin→C, conv k3 C→C, 1×1 res conv cin→C
+ *       (cin = 4M for the down stage, C mid, 2C up: [h | skip])
+ *     post convs (k3 C→C) of the down and up stages, final block conv (k3 C→C), final 1×1 C→M
+ *   per step, independent of L and B: the time MLP (4M→T, T→T, MeanFlow's mixer 2T→T) and the
+ *   time projection T→C of each ResNet block, T = temb_dim.
+ * Element-wise work (norms, Mish/GELU, softmax, residuals) is not counted. At the bench shape of
+ * the English release (700 frames x 2 rows) this is 297 GFLOP, 38 % of it attention. */
+typedef struct cfm_flops {
+    double linear, conv, attention, total;
+} cfm_flops;
+
+static cfm_flops cfm_step_flops(const vx_s3gen_flow_dims *d, int64_t L, int64_t B) {
+    const double C = (double)d->dec_ch, HD = (double)(d->dec_heads * d->dec_head_dim), F = (double)d->dec_ffn;
+    const double M = (double)d->n_mels, T = (double)d->temb_dim, K = 3; /* the U-Net's conv kernel */
+    const double stages = 2.0 + (double)d->n_mid, tblocks = stages * (double)d->n_tblocks;
+    const double rows = (double)L * (double)B;
+    double res = 0; /* one frame through the stages' ResNet blocks */
+    const double cin[3] = {4 * M, C, 2 * C}, count[3] = {1, (double)d->n_mid, 1};
+    for (int i = 0; i < 3; i++) res += count[i] * (K * cin[i] * C + K * C * C + cin[i] * C);
+    cfm_flops f;
+    f.linear = 2 * rows * tblocks * (3 * C * HD + HD * C + 2 * C * F) +
+               2 * (4 * M * T + T * T + (d->meanflow ? 2 * T * T : 0) + stages * T * C);
+    f.attention = 2 * rows * tblocks * 2 * HD * (double)L;
+    f.conv = 2 * rows * (res + 3 * K * C * C + C * M);
+    f.total = f.linear + f.conv + f.attention;
+    return f;
+}
+
 int bench_s3gen(int argc, char **argv) {
-    int synthetic = 0, threads = 0, steps = 0, reps = 1;
+    int synthetic = 0, threads = 0, steps = 0, reps = 3;
     float seconds = 4.0f, prompt_s = 10.0f;
     const char *dtype = "f32", *precision = NULL, *variant_s = NULL;
     const cli_opt opts[] = {
@@ -157,17 +196,19 @@ int bench_s3gen(int argc, char **argv) {
         {"--prompt-seconds", CLI_FLOAT, &prompt_s, "voice prompt in seconds: 25 tokens, 50 mel frames each (10)", 0,
          600},
         {"--steps", CLI_INT, &steps, "Euler steps (10; turbo/nano: 2)", 1, 1000},
-        {"--reps", CLI_INT, &reps, "timed repetitions after one warm-up run; the fastest is reported (1)", 1, 100},
+        {"--reps", CLI_INT, &reps, "timed repetitions after one warm-up run; median, min, max printed (3)", 1, 100},
         {"--dtype", CLI_STR, &dtype, "stored flow weight dtype: f32 (default, as released), bf16, f16", 0, -1},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
-                      "usage: vocis bench s3gen --synthetic [--seconds S] [--prompt-seconds P] [--threads N]\n"
-                      "                         [--dtype f32|bf16|f16]\n\n"
+                      "usage: vocis bench s3gen --synthetic [--seconds S] [--prompt-seconds P] [--reps N]\n"
+                      "                         [--threads N] [--dtype f32|bf16|f16] [--precision MODE]\n\n"
                       "Times Chatterbox's S3Gen on random weights at the release's dimensions: the flow\n"
                       "encoder, each Euler step of the CFM estimator (a CFG pair over prompt + generated\n"
-                      "frames), and the HiFT vocoder. rtf = (flow + HiFT time) / generated audio length.\n"
+                      "frames), and the HiFT vocoder. rtf = (flow + HiFT time) / generated audio length;\n"
+                      "cfm_gflops = the estimator's FLOPs per step / the step time. Each figure is the median\n"
+                      "of --reps runs, followed by (min, max, n).\n"
                       "--variant turbo|nano: the MeanFlow flow (2 plain Euler steps, batch 1, no CFG).");
     if (r) return r == 1 ? 0 : 2;
     int prec;
@@ -182,20 +223,24 @@ int bench_s3gen(int argc, char **argv) {
     vx_err err = {0};
     acoustic a;
     double t0 = bench_now_s();
-    if (acoustic_new(&a, computed_dtype(dt, prec), prompt_s, meanflow, &err)) {
+    if (acoustic_new(&a, dt, prec, prompt_s, meanflow, &err)) {
         acoustic_free(&a);
         return cli_error("bench", "%s", err.msg);
     }
     double t_load = bench_now_s() - t0;
     const vx_s3gen_flow_dims *d = vx_s3gen_flow_get_dims(a.flow);
     const int64_t n = lround((double)seconds * TOKENS_PER_S) > 0 ? (int64_t)lround((double)seconds * TOKENS_PER_S) : 1;
+    enum { NV = 8 }; /* figures per repetition */
     int64_t *tok = malloc(sizeof(int64_t) * (size_t)n);
-    if (!tok) {
+    double *tv = calloc((size_t)NV * (size_t)reps, sizeof(double));
+    if (!tok || !tv) {
+        free(tok), free(tv);
         acoustic_free(&a);
         return cli_error("bench", "out of memory");
     }
     for (int64_t i = 0; i < n; i++) tok[i] = (i * 577 + 11) % d->vocab;
-    const int64_t L = d->up_stride * (a.np + n);
+    const int64_t L = d->up_stride * (a.np + n), B = meanflow ? 1 : 2;
+    const cfm_flops fl = cfm_step_flops(d, L, B);
     printf("model: synthetic %s S3Gen %sflow (%s weights) + HiFT (f32), %d threads\n", bench_variant_name(variant),
            meanflow ? "MeanFlow " : "", dtype, threads);
     printf("precision: %s (flow matrices computed as %s; HiFT f32)\n", vx_precision_name(prec),
@@ -208,26 +253,38 @@ int bench_s3gen(int argc, char **argv) {
     note_blas_env();
     fflush(stdout);
 
-    acoustic_times best = {0};
     vocis_status st = VOCIS_OK;
-    for (int i = 0; i <= reps && !st; i++) { /* run 0 warms up (page faults, thread start) */
+    int64_t samples = 0;
+    for (int i = -1; i < reps && !st; i++) { /* run -1 warms up (page faults, thread start) */
         vx_rng rng;
         vx_rng_seed(&rng, 0);
         acoustic_times t = {0};
         st = acoustic_run(&a, tok, n, steps, &rng, threads, &t, &err);
-        if (!st && (i == 1 || (i > 1 && t.flow + t.hift < best.flow + best.hift))) best = t;
+        if (st || i < 0) continue;
+        const double audio = (double)t.samples / VX_HIFT_SR, step = t.steps / steps;
+        const double v[NV] = {t.encoder, step, fl.total / step, t.flow, t.hift, t.hift / audio,
+                              (t.flow + t.hift) / audio, 0};
+        for (int k = 0; k < NV; k++) tv[(size_t)k * reps + i] = v[k];
+        samples = t.samples;
     }
     free(tok);
     acoustic_free(&a);
-    if (st) return cli_error("bench", "%s", err.msg);
-    const double audio = (double)best.samples / VX_HIFT_SR;
-    printf("audio: %.2f s\n", audio);
-    printf("encoder: %.1f ms\n", 1e3 * best.encoder);
-    printf("cfm_step: %.1f ms\n", 1e3 * best.steps / steps);
-    printf("flow: %.1f ms\n", 1e3 * best.flow);
-    printf("hift: %.1f ms\n", 1e3 * best.hift);
-    printf("rtf: %.3f\n", (best.flow + best.hift) / audio);
+    if (st) {
+        free(tv);
+        return cli_error("bench", "%s", err.msg);
+    }
+    printf("audio: %.2f s\n", (double)samples / VX_HIFT_SR);
+    bench_print_stats("encoder", tv, reps, 1e3, 1, "ms", NULL);
+    bench_print_stats("cfm_step", tv + reps, reps, 1e3, 1, "ms", NULL);
+    printf("cfm_gflop_per_step: %.1f GFLOP (%lld frames x %lld rows: linears %.1f, convs %.1f, attention %.1f)\n",
+           1e-9 * fl.total, (long long)L, (long long)B, 1e-9 * fl.linear, 1e-9 * fl.conv, 1e-9 * fl.attention);
+    bench_print_stats("cfm_gflops", tv + 2 * reps, reps, 1e-9, 1, "GFLOP/s", "cfm_gflop_per_step / cfm_step");
+    bench_print_stats("flow", tv + 3 * reps, reps, 1e3, 1, "ms", NULL);
+    bench_print_stats("hift", tv + 4 * reps, reps, 1e3, 1, "ms", NULL);
+    bench_print_stats("hift_ms_per_s", tv + 5 * reps, reps, 1e3, 1, "ms", "HiFT time per second of audio");
+    bench_print_stats("rtf", tv + 6 * reps, reps, 1, 3, "", "(flow + HiFT) / audio");
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
+    free(tv);
     return 0;
 }
 
@@ -241,9 +298,7 @@ static vocis_status speak_t3_gpt2(const vx_t3_gpt2 *t, int want, vx_rng *rng, in
     int64_t prompt[PROMPT];
     int32_t text[TEXT];
     if (!spk) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    for (int i = 0; i < t->speaker_dim; i++) spk[i] = 0.0625f * (float)((i * 37) % 17 - 8);
-    for (int i = 0; i < PROMPT; i++) prompt[i] = (i * 131) % 6561;
-    for (int i = 0; i < TEXT; i++) text[i] = 1 + (i * 53) % 600;
+    bench_t3_request(spk, t->speaker_dim, prompt, PROMPT, text, TEXT, -1, -1);
     const vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, want - 1, 0, NULL, NULL, NULL};
     vocis_status st = vx_t3_gpt2_generate(t, spk, prompt, PROMPT, text, TEXT, &s, rng, threads, toks, nt, err);
     free(spk);
@@ -259,11 +314,8 @@ static vocis_status speak_t3(const vx_t3 *t3, int want, vx_rng *rng, int threads
     int64_t t3_prompt[T3_PROMPT];
     int32_t text[TEXT + 2];
     if (!spk) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    for (int i = 0; i < t3->speaker_dim; i++) spk[i] = 0.0625f * (float)((i * 37) % 17 - 8);
-    for (int i = 0; i < T3_PROMPT; i++) t3_prompt[i] = (i * 131) % 6561;
-    text[0] = t3->cfg.start_text_token;
-    for (int i = 1; i <= TEXT; i++) text[i] = 1 + (i * 53) % 600;
-    text[TEXT + 1] = t3->cfg.stop_text_token;
+    bench_t3_request(spk, t3->speaker_dim, t3_prompt, T3_PROMPT, text, TEXT + 2, t3->cfg.start_text_token,
+                     t3->cfg.stop_text_token);
     const vx_t3_cond c = {spk, t3_prompt, T3_PROMPT, 0.5f};
     const vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, NULL, NULL};
     vocis_status st = vx_t3_generate(t3, &c, text, TEXT + 2, &s, rng, threads, toks, nt, err);
@@ -272,7 +324,7 @@ static vocis_status speak_t3(const vx_t3 *t3, int want, vx_rng *rng, int threads
 }
 
 int bench_speak(int argc, char **argv) {
-    int synthetic = 0, threads = 0;
+    int synthetic = 0, threads = 0, reps = 3;
     float seconds = 4.0f, prompt_s = 10.0f;
     const char *dtype = "f32", *precision = NULL, *variant_s = NULL;
     const cli_opt opts[] = {
@@ -283,16 +335,18 @@ int bench_speak(int argc, char **argv) {
         {"--dtype", CLI_STR, &dtype, "stored T3 weight dtype: f32 (default, as released), bf16, f16 (the flow is f32)",
          0, -1},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
+        {"--reps", CLI_INT, &reps, "timed end-to-end runs; median, min, max printed (3)", 1, 100},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench speak --synthetic [--variant english|mtl|turbo|nano] [--seconds S]\n"
-                      "                         [--threads N]\n\n"
+                      "                         [--reps N] [--threads N] [--precision MODE]\n\n"
                       "End-to-end Chatterbox on random weights at the release's dimensions: T3 generates\n"
                       "25 speech tokens per second of audio (English/Multilingual: a CFG pair per token; the\n"
                       "stop token is disabled), then the S3Gen flow (10 Euler steps) and HiFT. Turbo/Nano:\n"
                       "the GPT-2 T3 (batch 1, 375 voice prompt tokens), 3 silence tokens appended as upstream,\n"
-                      "then the MeanFlow flow (2 steps) and HiFT. rtf = total time / generated audio length.");
+                      "then the MeanFlow flow (2 steps) and HiFT. rtf = total time / generated audio length.\n"
+                      "Each figure is the median of --reps runs (same seed), followed by (min, max, n).");
     if (r) return r == 1 ? 0 : 2;
     int prec;
     if ((r = bench_common_args(synthetic, &threads, precision, &prec))) return r;
@@ -323,61 +377,76 @@ int bench_speak(int argc, char **argv) {
         if (!st) t3.cfg.stop_speech_token = -1; /* exactly `want` draws */
     }
     if (st) return cli_error("bench", "%s", err.msg);
-    if ((st = acoustic_new(&a, computed_dtype(VX_F32, prec), prompt_s, gpt2, &err))) {
+    if ((st = acoustic_new(&a, VX_F32, prec, prompt_s, gpt2, &err))) {
         acoustic_free(&a);
         if (gpt2) vx_t3_gpt2_free(&tg);
         else vx_t3_free(&t3);
         return cli_error("bench", "%s", err.msg);
     }
     double t_load = bench_now_s() - t0;
-
-    vx_rng rng;
-    vx_rng_seed(&rng, 0);
-    int32_t *toks = NULL;
-    int nt = 0;
-    int64_t *tok64 = NULL;
-    acoustic_times at = {0};
-    double t1 = bench_now_s(), t_t3 = 0;
-    st = gpt2 ? speak_t3_gpt2(&tg, want, &rng, threads, &toks, &nt, &err)
-              : speak_t3(&t3, want, &rng, threads, &toks, &nt, &err);
-    t_t3 = bench_now_s() - t1;
-    const int raw = nt, ns = gpt2 ? want + 3 : want; /* Turbo/Nano: + 3 silence tokens (4299) */
-    if (!st) {
-        /* Random weights emit special tokens at random: keep the valid ones (upstream's post-processing) and
-         * top the list up to `want` so that the acoustic half always renders `seconds` of audio. */
-        int64_t *clean = malloc(sizeof(int64_t) * (size_t)(nt + 3));
-        tok64 = malloc(sizeof(int64_t) * (size_t)ns);
-        if (!tok64 || !clean) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
-        if (!st && gpt2) {
-            nt = vx_turbo_clean_tokens(&tg, toks, nt, clean) - 3; /* the 3 silence tokens are appended below */
-        } else if (!st) {
-            nt = vx_t3_clean_tokens(&t3, toks, nt);
-            for (int i = 0; i < nt; i++) clean[i] = toks[i];
-        }
-        for (int i = 0; !st && i < want; i++) tok64[i] = i < nt ? clean[i] : (i * 577 + 11) % 6561;
-        for (int i = want; !st && i < ns; i++) tok64[i] = VX_S3GEN_SIL;
-        free(clean);
-    }
-    if (!st) st = acoustic_run(&a, tok64, ns, steps, &rng, threads, &at, &err);
-    free(toks), free(tok64);
-    acoustic_free(&a);
-    if (gpt2) vx_t3_gpt2_free(&tg);
-    else vx_t3_free(&t3);
-    if (st) return cli_error("bench", "%s", err.msg);
-    const double audio = (double)at.samples / VX_HIFT_SR;
     printf("model: synthetic Chatterbox %s (T3 %s%s, S3Gen %sflow f32, HiFT f32), %d threads\n",
            bench_variant_name(variant), gpt2 ? "GPT-2 " : "", dtype, gpt2 ? "MeanFlow " : "", threads);
     printf("precision: %s (T3 and flow matrices computed as %s; HiFT f32)\n", vx_precision_name(prec),
            vx_dtype_name(computed_dtype(VX_F32, prec)));
     printf("load: %.2f s\n", t_load);
     note_blas_env();
+    fflush(stdout);
+
+    enum { NV = 5 }; /* t3, s3gen, hift, total, rtf per repetition */
+    double *tv = calloc((size_t)NV * (size_t)reps, sizeof(double));
+    if (!tv) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+    int raw = 0, nt = 0;
+    const int ns = gpt2 ? want + 3 : want; /* Turbo/Nano: + 3 silence tokens (4299) */
+    acoustic_times at = {0};
+    for (int rep = 0; rep < reps && !st; rep++) {
+        vx_rng rng;
+        vx_rng_seed(&rng, 0);
+        int32_t *toks = NULL;
+        int64_t *tok64 = NULL;
+        const double t1 = bench_now_s();
+        st = gpt2 ? speak_t3_gpt2(&tg, want, &rng, threads, &toks, &nt, &err)
+                  : speak_t3(&t3, want, &rng, threads, &toks, &nt, &err);
+        const double t_t3 = bench_now_s() - t1;
+        raw = nt;
+        if (!st) {
+            /* Random weights emit special tokens at random: keep the valid ones (upstream's post-processing) and
+             * top the list up to `want` so that the acoustic half always renders `seconds` of audio. */
+            int64_t *clean = malloc(sizeof(int64_t) * (size_t)(nt + 3));
+            tok64 = malloc(sizeof(int64_t) * (size_t)ns);
+            if (!tok64 || !clean) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+            if (!st && gpt2) {
+                nt = vx_turbo_clean_tokens(&tg, toks, nt, clean) - 3; /* the 3 silence tokens are appended below */
+            } else if (!st) {
+                nt = vx_t3_clean_tokens(&t3, toks, nt);
+                for (int i = 0; i < nt; i++) clean[i] = toks[i];
+            }
+            for (int i = 0; !st && i < want; i++) tok64[i] = i < nt ? clean[i] : (i * 577 + 11) % 6561;
+            for (int i = want; !st && i < ns; i++) tok64[i] = VX_S3GEN_SIL;
+            free(clean);
+        }
+        if (!st) st = acoustic_run(&a, tok64, ns, steps, &rng, threads, &at, &err);
+        free(toks), free(tok64);
+        if (st) break;
+        const double total = t_t3 + at.flow + at.hift, v[NV] = {t_t3, at.flow, at.hift, total,
+                                                                  total / ((double)at.samples / VX_HIFT_SR)};
+        for (int k = 0; k < NV; k++) tv[(size_t)k * reps + rep] = v[k];
+    }
+    acoustic_free(&a);
+    if (gpt2) vx_t3_gpt2_free(&tg);
+    else vx_t3_free(&t3);
+    if (st) {
+        free(tv);
+        return cli_error("bench", "%s", err.msg);
+    }
     printf("t3_tokens: %d (%d sampled, %d valid; %d speech tokens to S3Gen)\n", want, raw, nt, ns);
-    printf("audio: %.2f s\n", audio);
-    printf("t3: %.2f s\n", t_t3);
-    printf("s3gen: %.2f s (%d steps)\n", at.flow, steps);
-    printf("hift: %.2f s\n", at.hift);
-    printf("rtf: %.3f\n", (t_t3 + at.flow + at.hift) / audio);
+    printf("audio: %.2f s\n", (double)at.samples / VX_HIFT_SR);
+    bench_print_stats("t3", tv, reps, 1, 2, "s", NULL);
+    bench_print_stats("s3gen", tv + reps, reps, 1, 2, "s", "%d steps", steps);
+    bench_print_stats("hift", tv + 2 * reps, reps, 1, 2, "s", NULL);
+    bench_print_stats("total", tv + 3 * reps, reps, 1, 2, "s", NULL);
+    bench_print_stats("rtf", tv + 4 * reps, reps, 1, 3, "", "total / audio");
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
+    free(tv);
     return 0;
 }
 
@@ -428,7 +497,7 @@ int bench_serve(int argc, char **argv) {
     else vx_weights_close(w);
     if (st) return cli_error("bench", "%s", err.msg);
     t3.cfg.stop_speech_token = -1; /* every request makes exactly `want` tokens */
-    if ((st = acoustic_new(&a, computed_dtype(VX_F32, prec), 10.0, 0, &err))) {
+    if ((st = acoustic_new(&a, VX_F32, prec, 10.0, 0, &err))) {
         acoustic_free(&a);
         vx_t3_free(&t3);
         return cli_error("bench", "%s", err.msg);
@@ -439,11 +508,8 @@ int bench_serve(int argc, char **argv) {
     float *spk = calloc((size_t)t3.speaker_dim, sizeof(float));
     int64_t t3_prompt[T3_PROMPT], *tok64 = malloc(sizeof(int64_t) * (size_t)want);
     int32_t text[TEXT + 2], *ref = NULL;
-    for (int i = 0; spk && i < t3.speaker_dim; i++) spk[i] = 0.0625f * (float)((i * 37) % 17 - 8);
-    for (int i = 0; i < T3_PROMPT; i++) t3_prompt[i] = (i * 131) % 6561;
-    text[0] = cfg.start_text_token;
-    for (int i = 1; i <= TEXT; i++) text[i] = 1 + (i * 53) % 600;
-    text[TEXT + 1] = cfg.stop_text_token;
+    if (spk) bench_t3_request(spk, t3.speaker_dim, t3_prompt, T3_PROMPT, text, TEXT + 2, cfg.start_text_token,
+                              cfg.stop_text_token);
     const vx_t3_cond c = {spk, t3_prompt, T3_PROMPT, 0.5f};
     const vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, NULL, NULL};
     if (!spk || !tok64) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
@@ -527,7 +593,7 @@ int bench_convert(int argc, char **argv) {
     vx_err err = {0};
     acoustic a = {0};
     vx_s3tok *tok = NULL;
-    vocis_status st = acoustic_new(&a, computed_dtype(VX_F32, prec), 10.0, 0, &err);
+    vocis_status st = acoustic_new(&a, VX_F32, prec, 10.0, 0, &err);
     if (!st) st = vx_s3tok_random(128, 1280, 20, 6, 12, &tok, &err);
     const int64_t n16 = (int64_t)(seconds * 16000);
     float *src = malloc(sizeof(float) * (size_t)n16);

@@ -11,22 +11,15 @@
 #include "base/threads.h"
 #include "cli/bench_util.h"
 #include "cli/cli.h"
+#include "vocis.h"
 #include "models/synthetic.h"
 #include "models/vibevoice/diffusion.h"
 #include "models/vibevoice/dpm_solver.h"
 #include "models/vibevoice/lm.h"
 #include "models/vibevoice/vae.h"
 
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* median (min, max) of v[0..n) in ms */
-static void print_ms(const char *name, double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    printf("%s: %.1f ms (min %.1f, max %.1f)\n", name, 1e3 * v[n / 2], 1e3 * v[0], 1e3 * v[n - 1]);
-}
+/* median (min, max) of v[0..n) seconds, in ms */
+static void print_ms(const char *name, const double *v, int n) { bench_print_stats(name, v, n, 1e3, 1, "ms", NULL); }
 
 typedef struct vv_parts {
     vx_vv_config cfg;
@@ -73,8 +66,8 @@ static vocis_status parts_new(vv_parts *p, const char *size, vx_dtype dt, vx_err
 int bench_vv_realtime(int threads, int frames, int steps, const char *dtype); /* cmd_bench_rt.c */
 
 int bench_vibevoice(int argc, char **argv) {
-    const char *size = NULL, *dtype = "bf16";
-    int threads = 0, frames = 12, steps = 0, ctx = 1024, prefill = 512;
+    const char *size = NULL, *dtype = "bf16", *kv_s = NULL;
+    int threads = 0, frames = 12, steps = 0, ctx = 1024, prefill = 512, kvc;
     const cli_opt opts[] = {
         {"--synthetic", CLI_STR, &size, "random weights at the dims of VibeVoice 1.5b, 7b or realtime-0.5b (required)",
          0, -1},
@@ -84,6 +77,7 @@ int bench_vibevoice(int argc, char **argv) {
         {"--context", CLI_INT, &ctx, "positions already in the LM caches (1024)", 1, 65536},
         {"--prefill", CLI_INT, &prefill, "prompt length for the prefill figure (512)", 1, 65536},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
+        {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench vibevoice --synthetic 1.5b|7b [--frames N] [--diffusion-steps N]\n"
@@ -93,6 +87,9 @@ int bench_vibevoice(int argc, char **argv) {
                       "release's dimensions; plus encoding a 10 s voice and the prompt prefill.");
     if (r) return r == 1 ? 0 : 2;
     if (!size) return cli_error("bench vibevoice", "--synthetic 1.5b|7b|realtime-0.5b is required"), 2;
+    if (cli_kv("bench vibevoice", kv_s, &kvc)) return 2;
+    if (kvc == VOCIS_KV_BF16 && !strcmp(size, "realtime-0.5b"))
+        return cli_error("bench vibevoice", "--kv bf16 is not available for realtime-0.5b"), 2;
     if (!strcmp(size, "realtime-0.5b")) return bench_vv_realtime(threads, frames < 24 ? 24 : frames, steps ? steps : 5, dtype);
     if (!steps) steps = 10;
     vx_dtype dt;
@@ -107,11 +104,14 @@ int bench_vibevoice(int argc, char **argv) {
         parts_free(&p);
         return cli_error("bench vibevoice", "%s", err.msg);
     }
+    vx_tf_set_kv(&p.lm.tf, kvc == VOCIS_KV_BF16 ? VX_KV_BF16 : VX_KV_F32);
     const vx_tf *tf = &p.lm.tf;
     const int64_t H = tf->dim, D = p.cfg.acoustic_vae_dim, SD = p.cfg.semantic_vae_dim, hop = 3200;
     printf("model: synthetic VibeVoice-%s (%d layers, hidden %lld), %s weights, %d threads\n", size, tf->n_layers,
            (long long)H, dtype, threads);
     printf("setup: %.1f s\n", bench_now_s() - t0);
+    printf("kv_cache: %s (%zu B per position per sequence)\n", vx_kv_name(kvc == VOCIS_KV_BF16 ? VX_KV_BF16 : VX_KV_F32),
+           vx_kv_bytes_per_token(tf));
     fflush(stdout);
 
     vx_dpm dpm = {0};
@@ -130,12 +130,7 @@ int bench_vibevoice(int argc, char **argv) {
     }
     if ((st = vx_dpm_init(&dpm, &p.cfg, steps, &err))) goto done;
     if ((st = vx_kv_init(&kv, tf, 2, 0, &err)) || (st = vx_kv_reserve(&kv, ctx + frames + 8, &err))) goto done;
-    for (int l = 0; l < tf->n_layers; l++)
-        for (int q = 0; q < 2; q++) {
-            float *k = kv.k[(size_t)l * 2 + q], *v = kv.v[(size_t)l * 2 + q];
-            for (int64_t i = 0; i < (int64_t)ctx * kv.kv_dim; i++) k[i] = v[i] = 0.01f * (float)((i * 7) % 13 - 6);
-        }
-    kv.len[0] = kv.len[1] = ctx;
+    if ((st = vx_kv_fill_synthetic(&kv, ctx, &err))) goto done;
     if ((st = vx_vv_vae_stream_new(p.acoustic, &ast, &err)) || (st = vx_vv_vae_stream_new(p.semantic, &sst, &err)))
         goto done;
     vx_rng rng;
@@ -177,9 +172,7 @@ int bench_vibevoice(int argc, char **argv) {
         print_ms(label, tv + (size_t)k * frames, frames);
     }
     print_ms("frame", total, frames);
-    qsort(total, (size_t)frames, sizeof *total, cmp_double);
-    printf("rtf: %.2f (frame median / 133.3 ms; min %.2f, max %.2f)\n", total[frames / 2] / (hop / 24000.0),
-           total[0] / (hop / 24000.0), total[frames - 1] / (hop / 24000.0));
+    bench_print_stats("rtf", total, frames, 24000.0 / hop, 2, "", "frame time / 133.3 ms");
     fflush(stdout);
 
     /* one-off prompt costs */

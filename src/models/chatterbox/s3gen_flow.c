@@ -13,6 +13,7 @@
 #include "kernels/precision.h"
 #include "models/chatterbox/s3gen_flow_impl.h"
 #include "models/stages.h"
+#include "models/synthetic.h"
 #include "models/chatterbox/mtl.h"
 #include "models/chatterbox/turbo.h"
 
@@ -27,6 +28,7 @@ typedef struct ldr {
     vx_dtype wdt;        /* synthetic matrix dtype */
     uint64_t rng;
     vx_err *err;
+    vx_synth *rec;       /* non-NULL: only record each tensor (name, shape) into this synthetic checkpoint */
 } ldr;
 
 static vocis_status own(ldr *L, void *p) {
@@ -60,6 +62,12 @@ static vocis_status get(ldr *L, vx_tensor *t, int kind, int ndim, const int64_t 
     t->ndim = ndim;
     int64_t n = 1;
     for (int i = 0; i < ndim; i++) n *= (t->shape[i] = shape[i]);
+    if (L->rec) { /* matrices in L->wdt, vectors F32; the same scales as below (norm gains: ones) */
+        t->dtype = kind == K_MAT || kind == K_EMB ? L->wdt : VX_F32;
+        const float a = kind == K_MAT ? sqrtf(3.0f / (float)(n / shape[0])) : kind == K_GAMMA ? -1.0f
+                        : kind == K_EMB ? 1.0f : 0.05f;
+        return vx_synth_add(L->rec, t->dtype, a, ndim, shape, L->err, "%s", name);
+    }
     int vec = kind != K_MAT && kind != K_EMB;
     t->dtype = vec ? VX_F32 : L->wdt;
     void *buf = vx_malloc(L->err, (size_t)n * vx_dtype_size(t->dtype), name);
@@ -379,7 +387,7 @@ vocis_status vx_s3gen_flow_load(const vx_weights *w, const vx_cb_config *cfg, vx
     vocis_status st = dims_from_shapes(w, cfg, &f->d, err);
     if (st == VOCIS_OK) st = check_dims(&f->d, err);
     if (st == VOCIS_OK) {
-        ldr L = {w, f, VX_F32, 0, err};
+        ldr L = {w, f, VX_F32, 0, err, NULL};
         st = load_all(&L);
     }
     if (st != VOCIS_OK) {
@@ -399,7 +407,7 @@ vocis_status vx_s3gen_flow_synthetic(const vx_s3gen_flow_dims *d, vx_dtype wdtyp
     vx_s3gen_flow *f = vx_calloc(err, 1, sizeof *f, "s3gen flow");
     if (!f) return err->code;
     f->d = *d;
-    ldr L = {NULL, f, wdtype, seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL, err};
+    ldr L = {NULL, f, wdtype, seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL, err, NULL};
     vocis_status st = load_all(&L);
     if (st != VOCIS_OK) {
         vx_s3gen_flow_free(f);
@@ -407,6 +415,27 @@ vocis_status vx_s3gen_flow_synthetic(const vx_s3gen_flow_dims *d, vx_dtype wdtyp
     }
     *out = f;
     return VOCIS_OK;
+}
+
+vocis_status vx_s3gen_flow_synthetic_weights(const vx_s3gen_flow_dims *d, vx_dtype wdtype, uint64_t seed,
+                                             vx_weights **out, vx_err *err) {
+    *out = NULL;
+    if (wdtype != VX_F32 && wdtype != VX_F16 && wdtype != VX_BF16)
+        return vx_fail(err, VOCIS_E_ARG, "s3gen flow: synthetic weights must be F32, F16 or BF16");
+    VX_TRY(check_dims(d, err));
+    vx_s3gen_flow *f = vx_calloc(err, 1, sizeof *f, "s3gen flow");
+    vx_synth *s = f ? vx_synth_new(seed) : NULL;
+    if (!s) {
+        free(f);
+        return f ? vx_fail(err, VOCIS_E_NOMEM, "out of memory") : err->code;
+    }
+    f->d = *d;
+    ldr L = {NULL, f, wdtype, 0, err, s}; /* walks the loader's tensor list; no data is read */
+    vocis_status st = load_all(&L);
+    vx_s3gen_flow_free(f);
+    if (st == VOCIS_OK) st = vx_synth_open(s, out, err);
+    vx_synth_free(s);
+    return st;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -56,6 +56,12 @@ vocis_status vx_s3gen_flow_load(const vx_weights *w, const vx_cb_config *cfg, vx
  * (VX_F32, VX_F16 or VX_BF16); for benchmarks only. */
 vocis_status vx_s3gen_flow_synthetic(const vx_s3gen_flow_dims *d, vx_dtype wdtype, uint64_t seed,
                                      vx_s3gen_flow **out, vx_err *err);
+/* Random weights of the given dims as a checkpoint image (`flow.*` under the names and shapes
+ * vx_s3gen_flow_load reads; matrices in wdtype — VX_F32 as released —, vectors F32, norm gains 1),
+ * for benchmarks that load it like a real s3gen.safetensors: set a precision policy on it, then
+ * vx_s3gen_flow_load (estimator heads x head dim as in vx_cb_config_default: 8 x 64). */
+vocis_status vx_s3gen_flow_synthetic_weights(const vx_s3gen_flow_dims *d, vx_dtype wdtype, uint64_t seed,
+                                             vx_weights **out, vx_err *err);
 void vx_s3gen_flow_free(vx_s3gen_flow *f);
 const vx_s3gen_flow_dims *vx_s3gen_flow_get_dims(const vx_s3gen_flow *f);
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# `vocis bench t3 | s3gen | speak` print each repeated figure as `name: MEDIAN unit (min A, max B, n=N...)`
+# and name the precision; `vocis bench quality` refuses bad options. The smallest synthetic shapes;
+# only the format is checked, never a timing value (min <= median <= max is a property of the format).
+set -uo pipefail
+VOCIS=$1 DATA=$2 SCRATCH=$3
+mkdir -p "$SCRATCH"
+. "$(dirname "$0")/lib.sh"
+
+# stat_line NAME UNIT REPS FILE: the line exists, in the stats format, with n=REPS and min <= median <= max.
+stat_line() {
+    local name=$1 unit=$2 reps=$3 file=$4 line
+    line=$(grep -E "^$name: " "$file" | head -1)
+    if ! [[ $line =~ ^$name:\ ([0-9.]+)\ $unit\ \(min\ ([0-9.]+),\ max\ ([0-9.]+),\ n=$reps[\;\)] ]]; then
+        echo "FAIL $name: not in the stats format: '$line'"; fails=$((fails + 1)); return
+    fi
+    if awk -v m="${BASH_REMATCH[1]}" -v a="${BASH_REMATCH[2]}" -v b="${BASH_REMATCH[3]}" 'BEGIN { exit !(a <= m && m <= b) }'; then
+        echo "ok   $line"
+    else
+        echo "FAIL $name: median outside [min, max]: '$line'"; fails=$((fails + 1))
+    fi
+}
+
+# run NAME CMD...: the bench must succeed; its stdout goes to $SCRATCH/NAME.txt.
+run() {
+    local name=$1; shift
+    if ! timeout 300 "$@" >"$SCRATCH/$name.txt" 2>"$SCRATCH/$name.err"; then
+        echo "FAIL $name: $*"; sed 's/^/    /' "$SCRATCH/$name.err" | head -5; fails=$((fails + 1))
+    fi
+}
+
+has_line() { # NAME REGEX FILE
+    if grep -qE "$2" "$3"; then echo "ok   $1"; else echo "FAIL $1: no line matching '$2' in $3"; fails=$((fails + 1)); fi
+}
+
+run t3 "$VOCIS" bench t3 --synthetic --variant nano --tokens 3 --text-tokens 2 --reps 2 --threads 2
+has_line t3-precision "^precision: exact " "$SCRATCH/t3.txt"
+stat_line prefill tokens/s 2 "$SCRATCH/t3.txt"
+stat_line decode tokens/s 2 "$SCRATCH/t3.txt"
+
+run s3gen "$VOCIS" bench s3gen --synthetic --seconds 0.08 --prompt-seconds 0.2 --steps 1 --reps 2 --precision bf16 \
+    --threads 2
+has_line s3gen-precision "^precision: bf16 " "$SCRATCH/s3gen.txt"
+has_line s3gen-flop "^cfm_gflop_per_step: [0-9.]+ GFLOP " "$SCRATCH/s3gen.txt"
+for f in encoder:ms cfm_step:ms cfm_gflops:GFLOP/s flow:ms hift:ms hift_ms_per_s:ms; do
+    stat_line "${f%%:*}" "${f#*:}" 2 "$SCRATCH/s3gen.txt"
+done
+# rtf has no unit: `rtf: X (min ...`
+if grep -qE "^rtf: [0-9.]+ \(min [0-9.]+, max [0-9.]+, n=2;" "$SCRATCH/s3gen.txt"; then echo "ok   s3gen rtf"
+else echo "FAIL s3gen rtf: $(grep '^rtf' "$SCRATCH/s3gen.txt")"; fails=$((fails + 1)); fi
+
+run speak "$VOCIS" bench speak --synthetic --variant nano --seconds 0.08 --prompt-seconds 0.2 --reps 2 --threads 2
+has_line speak-precision "^precision: exact " "$SCRATCH/speak.txt"
+for f in t3 s3gen hift total; do stat_line "$f" s 2 "$SCRATCH/speak.txt"; done
+
+expect_error quality-no-synthetic "--synthetic is required" "$VOCIS" bench quality
+expect_error quality-bad-mode "not a fast mode" "$VOCIS" bench quality --synthetic --modes exact
+expect_error quality-bad-part "unknown part 'hift'" "$VOCIS" bench quality --synthetic --parts hift
+expect_error reps-zero "reps" "$VOCIS" bench t3 --synthetic --reps 0
+finish
