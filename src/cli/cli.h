@@ -27,8 +27,9 @@ int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(print
  * (unknown value). */
 int cli_precision(const char *cmd, const char *s, int *out);
 #define CLI_PRECISION_HELP \
-    "weights: exact (as stored: upstream's arithmetic; default), bf16 (F32 matrices as bf16: ~1.7x faster\n" \
-    "                             T3, not sample-identical), q8 (transformer linears int8, the rest bf16)"
+    "exact (upstream's arithmetic, sample-identical), bf16 (matrices and many-row products in bf16: ~2x\n" \
+    "                             faster, not sample-identical), q8 (transformer linears int8, the rest bf16);\n" \
+    "                             default: T3/LM exact (upstream's tokens), S3Gen+HiFT bf16 on AVX512_BF16 CPUs"
 
 /* --kv VALUE (NULL = not given → 0, the default: f32) into *out as for
  * vocis_open_options.kv_cache (VOCIS_KV_*); returns 2 after a one-line error. */

@@ -27,19 +27,19 @@
 
 #define TOKENS_PER_S 25 /* speech tokens per second of audio */
 
-/* After option parsing: --synthetic is required; default threads; the resolved precision. 0 or an exit status. */
+/* After option parsing: --synthetic is required; default threads; the precision as given
+ * (0 = default: each part resolves it, kernels/precision.h). 0 or an exit status. */
 static int bench_common_args(int synthetic, int *threads, const char *precision, int *prec) {
     if (!synthetic) return cli_error("bench", "--synthetic is required (random weights at real dimensions)"), 2;
     if (*threads <= 0) *threads = vx_default_threads();
-    if (cli_precision("bench", precision, prec)) return 2;
-    *prec = vx_precision_resolve(*prec);
-    return 0;
+    return cli_precision("bench", precision, prec) ? 2 : 0;
 }
 
 /* The dtype the flow's stored matrices are computed in under a precision policy (for the report;
  * the conversion itself happens in the loader, kernels/precision.h: q8 leaves the flow's
  * matrices, which are not transformer linears, as in bf16). */
 static vx_dtype computed_dtype(vx_dtype stored, int prec) {
+    prec = vx_precision_resolve_part(prec, VX_PART_AUDIO);
     return stored == VX_F32 && (prec == VX_PREC_BF16 || prec == VX_PREC_Q8) ? VX_BF16 : stored;
 }
 
@@ -72,7 +72,8 @@ static vocis_status acoustic_new(acoustic *a, vx_dtype wdt, int prec, double pro
     if (meanflow) vx_s3gen_flow_dims_real_meanflow(&d);
     else vx_s3gen_flow_dims_real(&d);
     VX_TRY(vx_s3gen_flow_synthetic_weights(&d, wdt, 1234, &a->flow_w, err));
-    vx_weights_set_precision(a->flow_w, prec); /* the same load-time conversion as a file */
+    /* the same load-time conversion as a file */
+    vx_weights_set_precision(a->flow_w, vx_precision_resolve_part(prec, VX_PART_AUDIO));
     VX_TRY(vx_s3gen_flow_load(a->flow_w, NULL, &a->flow, err));
     vocis_status st = vx_hift_random(512, 512, 4321, &a->hift, err);
     if (st) return st;
@@ -243,7 +244,8 @@ int bench_s3gen(int argc, char **argv) {
     const cfm_flops fl = cfm_step_flops(d, L, B);
     printf("model: synthetic %s S3Gen %sflow (%s weights) + HiFT (f32), %d threads\n", bench_variant_name(variant),
            meanflow ? "MeanFlow " : "", dtype, threads);
-    printf("precision: %s (flow matrices computed as %s; HiFT f32)\n", vx_precision_name(prec),
+    printf("precision: %s (flow matrices computed as %s; HiFT f32)\n",
+           vx_precision_name(vx_precision_resolve_part(prec, VX_PART_AUDIO)),
            vx_dtype_name(computed_dtype(dt, prec)));
     printf("shape: %lld prompt + %lld speech tokens, %lld prompt mel frames, %lld estimator frames x %s, "
            "%d steps\n",
@@ -364,14 +366,14 @@ int bench_speak(int argc, char **argv) {
     double t0 = bench_now_s();
     vocis_status st;
     if (gpt2) {
-        st = vx_t3_gpt2_synthetic(&tg, variant == BENCH_NANO, dt, prec, 1234, &err);
+        st = vx_t3_gpt2_synthetic(&tg, variant == BENCH_NANO, dt, vx_precision_resolve(prec), 1234, &err);
         if (!st) tg.cfg.stop_speech_token = -1; /* exactly `want` draws */
     } else {
         vx_cb_config cfg;
         vx_cb_config_default(&cfg);
         vx_weights *w = NULL;
         st = vx_t3_synthetic_weights_vocab(dt, 1234, variant == BENCH_MTL ? VX_T3_MTL_TEXT_VOCAB : 704, &w, &err);
-        if (!st) vx_weights_set_precision(w, prec);
+        if (!st) vx_weights_set_precision(w, vx_precision_resolve(prec));
         if (!st && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
         else vx_weights_close(w);
         if (!st) t3.cfg.stop_speech_token = -1; /* exactly `want` draws */
@@ -386,7 +388,8 @@ int bench_speak(int argc, char **argv) {
     double t_load = bench_now_s() - t0;
     printf("model: synthetic Chatterbox %s (T3 %s%s, S3Gen %sflow f32, HiFT f32), %d threads\n",
            bench_variant_name(variant), gpt2 ? "GPT-2 " : "", dtype, gpt2 ? "MeanFlow " : "", threads);
-    printf("precision: %s (T3 and flow matrices computed as %s; HiFT f32)\n", vx_precision_name(prec),
+    printf("precision: %s (T3 matrices computed as %s, flow as %s; HiFT f32)\n", vx_precision_describe(prec),
+           vx_dtype_name(vx_precision_resolve(prec) == VX_PREC_EXACT ? VX_F32 : VX_BF16),
            vx_dtype_name(computed_dtype(VX_F32, prec)));
     printf("load: %.2f s\n", t_load);
     note_blas_env();
@@ -492,7 +495,7 @@ int bench_serve(int argc, char **argv) {
     vx_weights *w = NULL;
     acoustic a = {0};
     vocis_status st = vx_t3_synthetic_weights(VX_F32, 1234, &w, &err);
-    if (!st) vx_weights_set_precision(w, prec);
+    if (!st) vx_weights_set_precision(w, vx_precision_resolve(prec));
     if (!st && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
     else vx_weights_close(w);
     if (st) return cli_error("bench", "%s", err.msg);
@@ -503,7 +506,7 @@ int bench_serve(int argc, char **argv) {
         return cli_error("bench", "%s", err.msg);
     }
     printf("model: synthetic Chatterbox (T3 + S3Gen + HiFT), precision %s, %d threads, %d tokens (%.1f s) a request\n",
-           vx_precision_name(prec), threads, want, seconds);
+           vx_precision_describe(prec), threads, want, seconds);
     enum { TEXT = 40, T3_PROMPT = 150 };
     float *spk = calloc((size_t)t3.speaker_dim, sizeof(float));
     int64_t t3_prompt[T3_PROMPT], *tok64 = malloc(sizeof(int64_t) * (size_t)want);
@@ -602,7 +605,7 @@ int bench_convert(int argc, char **argv) {
     for (int64_t i = 0; src && i < n16; i++)
         src[i] = 0.2f * sinf(0.031f * (float)i) * (0.5f + 0.5f * sinf(0.0004f * (float)i));
     printf("model: synthetic S3 tokenizer + S3Gen + HiFT, precision %s, %d threads, %.1f s source\n",
-           vx_precision_name(prec), threads, seconds);
+           vx_precision_describe(prec), threads, seconds);
     acoustic_times at = {0};
     double t_tok = 0;
     for (int k = 0; k < 2 && !st; k++) { /* warm-up, then timed */

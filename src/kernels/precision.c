@@ -12,11 +12,20 @@
 #include "base/threads.h"
 #include "kernels/isa.h"
 
-int vx_precision_resolve(int p) {
+int vx_precision_resolve_part(int p, int part) {
     if (p != VX_PREC_DEFAULT) return p;
     const char *e = getenv("VOCIS_PRECISION");
     int q = e && *e ? vx_precision_parse(e) : -1;
-    return q > VX_PREC_DEFAULT ? q : VX_PREC_DEFAULT_IS;
+    if (q > VX_PREC_DEFAULT) return q;
+    return part == VX_PART_AUDIO && vx_cpu_has_avx512bf16() ? VX_PREC_BF16 : VX_PREC_EXACT;
+}
+
+int vx_precision_resolve(int p) { return vx_precision_resolve_part(p, VX_PART_LM); }
+
+const char *vx_precision_describe(int p) {
+    int lm = vx_precision_resolve_part(p, VX_PART_LM), au = vx_precision_resolve_part(p, VX_PART_AUDIO);
+    /* the parts differ only for the default without VOCIS_PRECISION */
+    return lm == au ? vx_precision_name(lm) : "default (T3/LM exact, S3Gen+HiFT bf16)";
 }
 
 int vx_precision_parse(const char *s) {
