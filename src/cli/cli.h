@@ -54,6 +54,8 @@ int bench_clone(int argc, char **argv);
 int bench_vibevoice(int argc, char **argv);
 /* `vocis bench quality` (cmd_bench_quality.c): fast precision modes vs exact. */
 int bench_quality(int argc, char **argv);
+/* `vocis bench peak` (cmd_bench_peak.c): memory bandwidth and multiply-rate limits. */
+int bench_peak(int argc, char **argv);
 int cmd_speak(int argc, char **argv);
 int cmd_voice(int argc, char **argv);
 int cmd_serve(int argc, char **argv); /* cmd_serve.c */

@@ -371,7 +371,8 @@ int cmd_bench(int argc, char **argv) {
                    "  serve  continuous batching: concurrent Chatterbox requests, T3 steps/s and audio/s\n"
                    "  convert  Chatterbox voice conversion of 10 s of speech\n"
                    "  vibevoice  VibeVoice per-frame generation cost and real-time factor\n"
-                   "  quality  output of the fast precision modes (bf16, q8) against exact\n");
+                   "  quality  output of the fast precision modes (bf16, q8) against exact\n"
+                   "  peak   this machine's limits: memory bandwidth, f32/bf16 multiply rates\n");
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "t3")) return bench_t3(argc - 1, argv + 1);
@@ -383,5 +384,6 @@ int cmd_bench(int argc, char **argv) {
     if (!strcmp(argv[1], "convert")) return bench_convert(argc - 1, argv + 1);
     if (!strcmp(argv[1], "vibevoice")) return bench_vibevoice(argc - 1, argv + 1);
     if (!strcmp(argv[1], "quality")) return bench_quality(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "peak")) return bench_peak(argc - 1, argv + 1);
     return cli_error("bench", "unknown benchmark '%s' (see vocis bench --help)", argv[1]), 2;
 }

@@ -11,6 +11,7 @@
 #include "base/threads.h"
 #include "cli/bench_util.h"
 #include "cli/cli.h"
+#include "kernels/precision.h"
 #include "vocis.h"
 #include "models/synthetic.h"
 #include "models/vibevoice/diffusion.h"
@@ -42,11 +43,13 @@ static void parts_free(vv_parts *p) {
     vx_weights_close(p->lm_w);
 }
 
-static vocis_status parts_new(vv_parts *p, const char *size, vx_dtype dt, vx_err *err) {
+/* prec: the precision policy, applied at load as for a real folder (kernels/precision.h). */
+static vocis_status parts_new(vv_parts *p, const char *size, vx_dtype dt, int prec, vx_err *err) {
     memset(p, 0, sizeof *p);
     VX_TRY(vx_vv_lm_preset(size, &p->cfg, err));
     const vx_vv_config *c = &p->cfg;
     VX_TRY(vx_vv_lm_synthetic_weights(c, dt, 1234, &p->lm_w, err));
+    vx_weights_set_precision(p->lm_w, prec);
     VX_TRY(vx_vv_lm_init(&p->lm, p->lm_w, c, "model.language_model.", err));
     p->has_lm = 1;
     vx_synth *s = vx_synth_new(99);
@@ -55,6 +58,7 @@ static vocis_status parts_new(vv_parts *p, const char *size, vx_dtype dt, vx_err
                                                 c->acoustic_vae_dim, c->semantic_vae_dim, dt, err);
     if (!st) st = vx_synth_open(s, &p->head_w, err);
     vx_synth_free(s);
+    if (!st) vx_weights_set_precision(p->head_w, prec);
     if (!st) st = vx_vv_diffhead_load(p->head_w, c, &p->head, err);
     if (!st) st = vx_vv_connector_load(p->head_w, "model.acoustic_connector.", &p->ac, err);
     if (!st) st = vx_vv_connector_load(p->head_w, "model.semantic_connector.", &p->se, err);
@@ -66,8 +70,8 @@ static vocis_status parts_new(vv_parts *p, const char *size, vx_dtype dt, vx_err
 int bench_vv_realtime(int threads, int frames, int steps, const char *dtype); /* cmd_bench_rt.c */
 
 int bench_vibevoice(int argc, char **argv) {
-    const char *size = NULL, *dtype = "bf16", *kv_s = NULL;
-    int threads = 0, frames = 12, steps = 0, ctx = 1024, prefill = 512, kvc;
+    const char *size = NULL, *dtype = "bf16", *kv_s = NULL, *precision = NULL;
+    int threads = 0, frames = 12, steps = 0, ctx = 1024, prefill = 512, kvc, prec;
     const cli_opt opts[] = {
         {"--synthetic", CLI_STR, &size, "random weights at the dims of VibeVoice 1.5b, 7b or realtime-0.5b (required)",
          0, -1},
@@ -78,6 +82,7 @@ int bench_vibevoice(int argc, char **argv) {
         {"--prefill", CLI_INT, &prefill, "prompt length for the prefill figure (512)", 1, 65536},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
         {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
+        {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench vibevoice --synthetic 1.5b|7b [--frames N] [--diffusion-steps N]\n"
@@ -88,6 +93,8 @@ int bench_vibevoice(int argc, char **argv) {
     if (r) return r == 1 ? 0 : 2;
     if (!size) return cli_error("bench vibevoice", "--synthetic 1.5b|7b|realtime-0.5b is required"), 2;
     if (cli_kv("bench vibevoice", kv_s, &kvc)) return 2;
+    if (cli_precision("bench vibevoice", precision, &prec)) return 2;
+    prec = vx_precision_resolve(prec);
     if (kvc == VOCIS_KV_BF16 && !strcmp(size, "realtime-0.5b"))
         return cli_error("bench vibevoice", "--kv bf16 is not available for realtime-0.5b"), 2;
     if (!strcmp(size, "realtime-0.5b")) return bench_vv_realtime(threads, frames < 24 ? 24 : frames, steps ? steps : 5, dtype);
@@ -99,7 +106,7 @@ int bench_vibevoice(int argc, char **argv) {
     vx_err err = {0};
     vv_parts p;
     double t0 = bench_now_s();
-    vocis_status st = parts_new(&p, size, dt, &err);
+    vocis_status st = parts_new(&p, size, dt, prec, &err);
     if (st) {
         parts_free(&p);
         return cli_error("bench vibevoice", "%s", err.msg);
@@ -109,6 +116,7 @@ int bench_vibevoice(int argc, char **argv) {
     const int64_t H = tf->dim, D = p.cfg.acoustic_vae_dim, SD = p.cfg.semantic_vae_dim, hop = 3200;
     printf("model: synthetic VibeVoice-%s (%d layers, hidden %lld), %s weights, %d threads\n", size, tf->n_layers,
            (long long)H, dtype, threads);
+    printf("precision: %s\n", vx_precision_name(prec));
     printf("setup: %.1f s\n", bench_now_s() - t0);
     printf("kv_cache: %s (%zu B per position per sequence)\n", vx_kv_name(kvc == VOCIS_KV_BF16 ? VX_KV_BF16 : VX_KV_F32),
            vx_kv_bytes_per_token(tf));

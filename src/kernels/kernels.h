@@ -104,6 +104,13 @@ void vx_attention_lowp(float *out, const float *q, const float *k, const float *
                        int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal, int bf16,
                        int nthreads);
 
+/* ---- machine limits (vocis bench peak) ---- */
+/* Best read bandwidth over reps passes of a `bytes` buffer, GB/s. */
+double vx_peak_read_gbs(size_t bytes, int reps, int nthreads);
+/* Register-only multiply rate for about `seconds`: f32 FMA (bf16 = 0) or
+ * vdpbf16ps (1; 0 where the CPU lacks AVX512_BF16), GFLOP/s. */
+double vx_peak_gflops(int bf16, double seconds, int nthreads);
+
 /* ---- CPU features ---- */
 int vx_cpu_has_avx2(void);
 int vx_cpu_has_avx512(void);

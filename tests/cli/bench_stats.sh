@@ -53,6 +53,13 @@ run speak "$VOCIS" bench speak --synthetic --variant nano --seconds 0.08 --promp
 has_line speak-precision "^precision: exact " "$SCRATCH/speak.txt"
 for f in t3 s3gen hift total; do stat_line "$f" s 2 "$SCRATCH/speak.txt"; done
 
+# bench peak: every limit is printed as `name: VALUE unit` (a small buffer keeps it quick)
+run peak "$VOCIS" bench peak --mib 64 --threads 2
+for f in "mem_read_1t:GB/s" "mem_read:GB/s" "f32_fma_peak:GFLOP/s" "gemm_f32:GFLOP/s" "gemm_bf16:GFLOP/s"; do
+    has_line "peak ${f%%:*}" "^${f%%:*}: [0-9.]+ ${f#*:} " "$SCRATCH/peak.txt"
+done
+expect_error peak-bad-mib "--mib" "$VOCIS" bench peak --mib 1
+
 expect_error quality-no-synthetic "--synthetic is required" "$VOCIS" bench quality
 expect_error quality-bad-mode "not a fast mode" "$VOCIS" bench quality --synthetic --modes exact
 expect_error quality-bad-part "unknown part 'hift'" "$VOCIS" bench quality --synthetic --parts hift

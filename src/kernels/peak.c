@@ -1,0 +1,130 @@
+/* The machine's limits that the kernels are measured against (vocis bench
+ * peak): memory read bandwidth and the register-only multiply rates. */
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/isa.h"
+
+#define VX_TARGET_AVX512BF16_P __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static VX_TARGET_AVX512 double read_sum512(const float *p, size_t n) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(p + i));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(p + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(p + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(p + i + 48));
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+static VX_TARGET_AVX2 double read_sum256(const float *p, size_t n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_add_ps(a0, _mm256_loadu_ps(p + i));
+        a1 = _mm256_add_ps(a1, _mm256_loadu_ps(p + i + 8));
+        a2 = _mm256_add_ps(a2, _mm256_loadu_ps(p + i + 16));
+        a3 = _mm256_add_ps(a3, _mm256_loadu_ps(p + i + 24));
+    }
+    return vx_hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+}
+
+double vx_peak_read_gbs(size_t bytes, int reps, int nthreads) {
+    size_t n = bytes / sizeof(float) / 64 * 64;
+    float *buf = aligned_alloc(64, n * sizeof(float));
+    if (!buf) return 0;
+    int isa = vx_cpu_isa();
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (size_t i = 0; i < n; i++) buf[i] = 1.0f; /* first touch by the thread that reads it */
+    double best = 1e30;
+    volatile double sink = 0;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_s(), s = 0;
+#pragma omp parallel num_threads(nthreads) reduction(+ : s)
+        {
+#ifdef _OPENMP
+            int t = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+            int t = 0, nt = 1;
+#endif
+            size_t per = n / (size_t)nt / 64 * 64, a = (size_t)t * per, len = t == nt - 1 ? n - a : per;
+            s += isa >= VX_ISA_AVX512 ? read_sum512(buf + a, len) : read_sum256(buf + a, len);
+        }
+        double dt = now_s() - t0;
+        sink += s;
+        if (dt < best) best = dt;
+    }
+    (void)sink;
+    free(buf);
+    return (double)n * sizeof(float) / best / 1e9;
+}
+
+/* Independent accumulator chains (more than latency × issue width) so the
+ * loop runs at the multiply units' throughput. */
+static VX_TARGET_AVX512 double fma_loop512(long iters) {
+    __m512 a[12], x = _mm512_set1_ps(1.0000001f), y = _mm512_set1_ps(0.9999999f);
+    for (int i = 0; i < 12; i++) a[i] = _mm512_set1_ps((float)i);
+    for (long k = 0; k < iters; k++)
+        _Pragma("GCC unroll 12")
+        for (int i = 0; i < 12; i++) a[i] = _mm512_fmadd_ps(a[i], x, y);
+    __m512 s = a[0];
+    for (int i = 1; i < 12; i++) s = _mm512_add_ps(s, a[i]);
+    return _mm512_reduce_add_ps(s);
+}
+
+static VX_TARGET_AVX2 double fma_loop256(long iters) {
+    __m256 a[12], x = _mm256_set1_ps(1.0000001f), y = _mm256_set1_ps(0.9999999f);
+    for (int i = 0; i < 12; i++) a[i] = _mm256_set1_ps((float)i);
+    for (long k = 0; k < iters; k++)
+        _Pragma("GCC unroll 12")
+        for (int i = 0; i < 12; i++) a[i] = _mm256_fmadd_ps(a[i], x, y);
+    __m256 s = a[0];
+    for (int i = 1; i < 12; i++) s = _mm256_add_ps(s, a[i]);
+    return vx_hsum256(s);
+}
+
+static VX_TARGET_AVX512BF16_P double dpbf16_loop(long iters) {
+    __m512 a[12];
+    __m512bh x = (__m512bh)_mm512_set1_epi32(0x3f803f80), y = (__m512bh)_mm512_set1_epi32(0x3f803f80);
+    for (int i = 0; i < 12; i++) a[i] = _mm512_set1_ps((float)i);
+    for (long k = 0; k < iters; k++)
+        _Pragma("GCC unroll 12")
+        for (int i = 0; i < 12; i++) a[i] = _mm512_dpbf16_ps(a[i], x, y);
+    __m512 s = a[0];
+    for (int i = 1; i < 12; i++) s = _mm512_add_ps(s, a[i]);
+    return _mm512_reduce_add_ps(s);
+}
+
+double vx_peak_gflops(int bf16, double seconds, int nthreads) {
+    int isa = vx_cpu_isa();
+    if (isa < VX_ISA_AVX2 || (bf16 && !vx_cpu_has_avx512bf16())) return 0;
+    /* FLOP per loop iteration: 12 vectors × lanes × 2 (f32 FMA) or × 4 (bf16 pair dot) */
+    double flop_it = bf16 ? 12.0 * 16 * 4 : 12.0 * (isa >= VX_ISA_AVX512 ? 16 : 8) * 2;
+    long iters = 1 << 20;
+    double best = 0;
+    volatile double sink = 0;
+    double end = now_s() + seconds;
+    do {
+        double t0 = now_s(), s = 0;
+#pragma omp parallel num_threads(nthreads) reduction(+ : s)
+        s += bf16 ? dpbf16_loop(iters) : isa >= VX_ISA_AVX512 ? fma_loop512(iters) : fma_loop256(iters);
+        double dt = now_s() - t0;
+        sink += s;
+        double r = flop_it * (double)iters * nthreads / dt / 1e9;
+        if (r > best) best = r;
+    } while (now_s() < end);
+    (void)sink;
+    return best;
+}
