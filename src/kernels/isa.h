@@ -72,6 +72,47 @@ void vx_gelu_isa(int isa, float *x, int64_t n);
 #define VX_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
 #define VX_INLINE static inline __attribute__((always_inline))
 
+/* sin(x) for Snake (|x| < ~1e6; bounded garbage beyond), without libm: x = q·π + r, |r| ≤ π/2,
+ * Cody–Waite reduction with a 3-part π, odd Taylor polynomial to r¹⁵, sign (−1)^q; ≈ 2 ulp.
+ * SIN_P spells the polynomial for any arithmetic (scalar or SIMD macros); vx_sin_ref is the
+ * scalar reference whose operation order the non-fused SIMD variants reproduce bit for bit. */
+#define SIN_C3 1.509957990978376432e-7f
+#define SIN_C2 9.67502593994140625e-4f
+#define SIN_C1 3.140625f
+#define SIN_P(MUL, ADD, SUB, SET, p, r2)                                                                        \
+    do {                                                                                                        \
+        p = SET(-7.6471637318198164759e-13f);                                                                  \
+        p = ADD(MUL(p, r2), SET(1.6059043836821614599e-10f));                                                  \
+        p = SUB(MUL(p, r2), SET(2.5052108385441718775e-8f));                                                   \
+        p = ADD(MUL(p, r2), SET(2.7557319223985890653e-6f));                                                   \
+        p = SUB(MUL(p, r2), SET(1.9841269841269841270e-4f));                                                   \
+        p = ADD(MUL(p, r2), SET(8.3333333333333333333e-3f));                                                   \
+        p = SUB(MUL(p, r2), SET(1.6666666666666666667e-1f));                                                   \
+    } while (0)
+
+VX_INLINE float vx_sin_ref(float x) {
+    const float inv_pi = 0.318309886183790671538f;
+    const float shifter = 12582912.0f; /* 1.5·2^23: adding it rounds to an integer */
+    float q = (x * inv_pi + shifter) - shifter;
+    q = q > 4194304.0f ? 4194304.0f : (q < -4194304.0f ? -4194304.0f : q); /* keep the int conversion defined */
+    float r = x - q * SIN_C1;
+    r = r - q * SIN_C2;
+    r = r - q * SIN_C3;
+    float r2 = r * r, p;
+#define MUL_(a, b) ((a) * (b))
+#define ADD_(a, b) ((a) + (b))
+#define SUB_(a, b) ((a) - (b))
+#define SET_(a) (a)
+    SIN_P(MUL_, ADD_, SUB_, SET_, p, r2);
+#undef MUL_
+#undef ADD_
+#undef SUB_
+#undef SET_
+    float s = r + r * r2 * p;
+    int32_t qi = (int32_t)q;
+    return (qi & 1) ? -s : s;
+}
+
 /* exp(x) for float lanes, Cephes-style: x = n·ln2 + r, e^r by a degree-7
  * polynomial; max error about 1 ulp over the normal range. Inputs below
  * −87.3 (AVX2) / −103.9 (AVX-512) give exactly 0, like expf of −inf. */

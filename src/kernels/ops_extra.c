@@ -124,46 +124,9 @@ void vx_layernorm_mish(float *y, float *x, const float *bias, const float *w, co
  * |r| ≤ π/2 before rounding), sign (−1)^q. Max error ≈ 2 ulp for the magnitudes Snake sees.
  * The SIMD variants do the same float operations in the same order (no fused multiply-add), so
  * all levels give bit-identical results. */
-#define SIN_C3 1.509957990978376432e-7f
-#define SIN_C2 9.67502593994140625e-4f
-#define SIN_C1 3.140625f
-#define SIN_P(MUL, ADD, SUB, SET, p, r2)                                                                        \
-    do {                                                                                                        \
-        p = SET(-7.6471637318198164759e-13f);                                                                  \
-        p = ADD(MUL(p, r2), SET(1.6059043836821614599e-10f));                                                  \
-        p = SUB(MUL(p, r2), SET(2.5052108385441718775e-8f));                                                   \
-        p = ADD(MUL(p, r2), SET(2.7557319223985890653e-6f));                                                   \
-        p = SUB(MUL(p, r2), SET(1.9841269841269841270e-4f));                                                   \
-        p = ADD(MUL(p, r2), SET(8.3333333333333333333e-3f));                                                   \
-        p = SUB(MUL(p, r2), SET(1.6666666666666666667e-1f));                                                   \
-    } while (0)
-
-static inline float sin_1(float x) {
-    const float inv_pi = 0.318309886183790671538f;
-    const float shifter = 12582912.0f; /* 1.5·2^23: adding it rounds to an integer */
-    float q = (x * inv_pi + shifter) - shifter;
-    q = q > 4194304.0f ? 4194304.0f : (q < -4194304.0f ? -4194304.0f : q); /* keep the int conversion defined */
-    float r = x - q * SIN_C1;
-    r = r - q * SIN_C2;
-    r = r - q * SIN_C3;
-    float r2 = r * r, p;
-#define MUL_(a, b) ((a) * (b))
-#define ADD_(a, b) ((a) + (b))
-#define SUB_(a, b) ((a) - (b))
-#define SET_(a) (a)
-    SIN_P(MUL_, ADD_, SUB_, SET_, p, r2);
-#undef MUL_
-#undef ADD_
-#undef SUB_
-#undef SET_
-    float s = r + r * r2 * p;
-    int32_t qi = (int32_t)q;
-    return (qi & 1) ? -s : s;
-}
-
 static void snake_1(float *y, const float *x, float a, float inv, int64_t n) {
     for (int64_t t = 0; t < n; t++) {
-        float s = sin_1(x[t] * a);
+        float s = vx_sin_ref(x[t] * a);
         y[t] = x[t] + inv * (s * s);
     }
 }

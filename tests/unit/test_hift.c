@@ -1,11 +1,13 @@
 /* HiFT vocoder vs the golden 11_hift tensors (tiny checkpoint), the RNG draw order, legacy
  * weight-norm names, and (with VOCIS_HIFT_BENCH=SECONDS) a timing run at release width. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "kernels/precision.h"
 #include "models/chatterbox/hift.h"
 #include "testlib.h"
 
@@ -180,6 +182,51 @@ int main(int argc, char **argv) {
         vx_hift_free(hl);
         vx_weights_close(wl);
         unlink(path);
+    }
+
+    /* bf16 precision (weight-set policy): the upsamplers' and ResBlocks' matrices become owned bf16,
+     * conv_pre / source_downs / conv_post stay f32; decoding the golden source stays within the
+     * bf16 bounds of tests/golden/hift_bf16.sh (measured 27.9 dB); 1 and 2 threads agree exactly
+     * (threads split rows, each row summed in one order) */
+    {
+        vx_hift *hb = NULL;
+        vx_weights_set_precision(w, VX_PREC_BF16);
+        CHECK(vx_hift_load(w, NULL, &hb, &err) == VOCIS_OK);
+        vx_weights_set_precision(w, 0);
+        if (hb && !vx_cpu_has_avx512bf16()) { /* stays float32: the exact result */
+            CHECK(hb->bf16 == 0 && hb->ups[0].m.dtype == VX_F32);
+        } else if (hb) {
+            CHECK(hb->bf16 == 1);
+            CHECK(hb->ups[0].m.dtype == VX_BF16 && hb->ups[0].m.act_bf16 == 1 && hb->ups[0].w == NULL);
+            CHECK(hb->rb[4].c2[2].m.dtype == VX_BF16 && hb->source_rb[1].c1[0].m.dtype == VX_BF16);
+            CHECK(hb->conv_pre.m.dtype == VX_F32 && hb->conv_post.m.dtype == VX_F32 &&
+                  hb->source_downs[0].m.dtype == VX_F32 && hb->condnet[0].w != NULL);
+            CHECK(h->rb[4].c2[2].m.dtype == VX_F32 && h->bf16 == 0);
+            float *wb = malloc(sizeof(float) * (size_t)tw), *wb1 = malloc(sizeof(float) * (size_t)tw);
+            CHECK(vx_hift_decode(hb, mel, tm, g_src, wb, NULL, NULL, 2, &err) == VOCIS_OK);
+            CHECK(vx_hift_decode(hb, mel, tm, g_src, wb1, NULL, NULL, 1, &err) == VOCIS_OK);
+            CHECK(memcmp(wb, wb1, sizeof(float) * (size_t)tw) == 0);
+            double sig = 0, noise = 0;
+            for (int64_t i = 0; i < tw; i++) {
+                sig += (double)g_wav[i] * g_wav[i];
+                noise += ((double)wb[i] - g_wav[i]) * ((double)wb[i] - g_wav[i]);
+            }
+            double snr = 10.0 * log10(sig / (noise > 0 ? noise : 1e-30));
+            printf("  bf16 decode given golden source: SNR %.1f dB (bound 18)\n", snr);
+            CHECK(snr >= 18.0);
+            /* no way back to exact once converted; exact on an exact model is a no-op */
+            CHECK(vx_hift_set_precision(hb, VX_PREC_EXACT, &err) != VOCIS_OK && strstr(err.msg, "bf16"));
+            CHECK(vx_hift_set_precision(h, VX_PREC_EXACT, &err) == VOCIS_OK && h->bf16 == 0);
+            free(wb), free(wb1);
+        }
+        vx_hift_free(hb);
+    }
+    /* exact: 1 and 2 threads agree exactly */
+    {
+        float *w1 = malloc(sizeof(float) * (size_t)tw);
+        CHECK(vx_hift_decode(h, mel, tm, g_src, w1, NULL, NULL, 1, &err) == VOCIS_OK);
+        CHECK(memcmp(w1, wav, sizeof(float) * (size_t)tw) == 0);
+        free(w1);
     }
 
     /* a missing tensor is reported by name */

@@ -10,6 +10,7 @@
 
 #include "kernels/conv.h"
 #include "kernels/ops_extra.h"
+#include "kernels/precision.h"
 
 /* Upstream constants (S3Token2Wav builds HiFTGenerator with these; not stored in the checkpoint). */
 static const int64_t UP_RATES[VX_HIFT_NSTAGES] = {8, 5, 3};
@@ -28,10 +29,10 @@ static const int64_t SRC_RB_KERNELS[VX_HIFT_NSTAGES] = {7, 7, 11};
 
 /* ================================================================ weights */
 
-static float *own(vx_hift *h, size_t n, vx_err *err, const char *what) {
+static void *own_bytes(vx_hift *h, size_t bytes, vx_err *err, const char *what) {
     if (h->nbufs == h->capbufs) {
         int cap = h->capbufs ? 2 * h->capbufs : 256;
-        float **nb = realloc(h->bufs, (size_t)cap * sizeof *nb);
+        void **nb = realloc(h->bufs, (size_t)cap * sizeof *nb);
         if (!nb) {
             vx_fail(err, VOCIS_E_NOMEM, "out of memory for the HiFT buffer list");
             return NULL;
@@ -39,9 +40,23 @@ static float *own(vx_hift *h, size_t n, vx_err *err, const char *what) {
         h->bufs = nb;
         h->capbufs = cap;
     }
-    float *p = vx_malloc(err, n * sizeof(float), what);
+    void *p = vx_malloc(err, bytes ? bytes : 1, what);
     if (p) h->bufs[h->nbufs++] = p;
     return p;
+}
+
+static float *own(vx_hift *h, size_t n, vx_err *err, const char *what) {
+    return own_bytes(h, n * sizeof(float), err, what);
+}
+
+/* Frees an owned buffer before vx_hift_free (a repacked or converted original). */
+static void disown(vx_hift *h, void *p) {
+    for (int i = 0; i < h->nbufs; i++)
+        if (h->bufs[i] == p) {
+            free(p);
+            h->bufs[i] = h->bufs[--h->nbufs];
+            return;
+        }
 }
 
 void vx_hift_free(vx_hift *h) {
@@ -208,11 +223,93 @@ static vocis_status hift_load(vx_hift *h, const vx_weights *w, const char *p, vx
     return VOCIS_OK;
 }
 
+/* ---- tap-major repacking (kernels/conv.h time-major section) and the precision policy ---- */
+
+static vocis_status repack_conv(vx_hift *h, vx_hift_conv *c, int transposed, vx_err *err) {
+    const int64_t ci = c->cin, co = c->cout, K = c->k;
+    float *m = own(h, (size_t)(ci * co * K), err, "HiFT repacked conv weights");
+    if (!m) return VOCIS_E_NOMEM;
+    for (int64_t o = 0; o < co; o++)
+        for (int64_t i = 0; i < ci; i++)
+            for (int64_t j = 0; j < K; j++) {
+                if (transposed) /* [cin][cout][k] → [k·cout + o][cin] */
+                    m[(j * co + o) * ci + i] = c->w[(i * co + o) * K + j];
+                else /* [cout][cin][k] → [o][k·cin + i] */
+                    m[o * K * ci + j * ci + i] = c->w[(o * ci + i) * K + j];
+            }
+    c->m = (vx_mat){VX_F32, transposed ? K * co : co, transposed ? ci : K * ci, m};
+    disown(h, c->w);
+    c->w = NULL;
+    return VOCIS_OK;
+}
+
+static vocis_status repack_resblock(vx_hift *h, vx_hift_resblock *rb, vx_err *err) {
+    for (int j = 0; j < VX_HIFT_NDIL; j++) {
+        VX_TRY(repack_conv(h, &rb->c1[j], 0, err));
+        VX_TRY(repack_conv(h, &rb->c2[j], 0, err));
+        if (!(rb->i1[j] = own(h, (size_t)rb->ch, err, "HiFT snake")) || !(rb->i2[j] = own(h, (size_t)rb->ch, err, "HiFT snake")))
+            return VOCIS_E_NOMEM;
+        vx_snake_inv(rb->i1[j], rb->a1[j], rb->ch);
+        vx_snake_inv(rb->i2[j], rb->a2[j], rb->ch);
+    }
+    return VOCIS_OK;
+}
+
+static vocis_status hift_prepare(vx_hift *h, vx_err *err) {
+    VX_TRY(repack_conv(h, &h->conv_pre, 0, err));
+    VX_TRY(repack_conv(h, &h->conv_post, 0, err));
+    for (int i = 0; i < VX_HIFT_NSTAGES; i++) {
+        VX_TRY(repack_conv(h, &h->ups[i], 1, err));
+        VX_TRY(repack_conv(h, &h->source_downs[i], 0, err));
+        VX_TRY(repack_resblock(h, &h->source_rb[i], err));
+        for (int j = 0; j < VX_HIFT_NKERNELS; j++) VX_TRY(repack_resblock(h, &h->rb[i * VX_HIFT_NKERNELS + j], err));
+    }
+    return VOCIS_OK;
+}
+
+static vocis_status to_bf16(vx_hift *h, vx_hift_conv *c, vx_err *err) {
+    if (c->m.dtype != VX_F32) return VOCIS_OK;
+    size_t n = (size_t)(c->m.rows * c->m.cols);
+    uint16_t *b = own_bytes(h, n * sizeof(uint16_t), err, "HiFT bf16 conv weights");
+    if (!b) return VOCIS_E_NOMEM;
+    vx_f32_to_bf16_n(b, c->m.data, n, 1);
+    disown(h, (void *)c->m.data);
+    c->m.data = b;
+    c->m.dtype = VX_BF16;
+    c->m.act_bf16 = 1;
+    return VOCIS_OK;
+}
+
+vocis_status vx_hift_set_precision(vx_hift *h, int precision, vx_err *err) {
+    int bf16 = precision == VX_PREC_BF16 || precision == VX_PREC_Q8;
+    /* Without AVX512_BF16 the products would widen bf16 weights back to float32 on every call:
+     * slower than float32 weights and no closer to exact, so the matrices stay float32 there. */
+    if (bf16 && !vx_cpu_has_avx512bf16()) bf16 = 0;
+    if (!bf16) {
+        if (h->bf16) return vx_fail(err, VOCIS_E_ARG, "HiFT: weights already converted to bf16, cannot compute exactly");
+        return VOCIS_OK;
+    }
+    for (int i = 0; i < VX_HIFT_NSTAGES; i++) {
+        VX_TRY(to_bf16(h, &h->ups[i], err));
+        vx_hift_resblock *rbs[1 + VX_HIFT_NKERNELS] = {&h->source_rb[i]};
+        for (int j = 0; j < VX_HIFT_NKERNELS; j++) rbs[1 + j] = &h->rb[i * VX_HIFT_NKERNELS + j];
+        for (int r = 0; r <= VX_HIFT_NKERNELS; r++)
+            for (int j = 0; j < VX_HIFT_NDIL; j++) {
+                VX_TRY(to_bf16(h, &rbs[r]->c1[j], err));
+                VX_TRY(to_bf16(h, &rbs[r]->c2[j], err));
+            }
+    }
+    h->bf16 = 1;
+    return VOCIS_OK;
+}
+
 vocis_status vx_hift_load(const vx_weights *w, const char *prefix, vx_hift **out, vx_err *err) {
     *out = NULL;
     vx_hift *h = hift_new(err);
     if (!h) return VOCIS_E_NOMEM;
     vocis_status st = hift_load(h, w, prefix ? prefix : "mel2wav.", err);
+    if (st == VOCIS_OK) st = hift_prepare(h, err);
+    if (st == VOCIS_OK) st = vx_hift_set_precision(h, vx_weights_precision(w), err);
     if (st != VOCIS_OK) {
         vx_hift_free(h);
         return vx_errctx(err, "loading HiFT");
@@ -289,6 +386,7 @@ vocis_status vx_hift_random(int64_t base, int64_t f0_ch, uint64_t seed, vx_hift 
     vx_hift *h = hift_new(err);
     if (!h) return VOCIS_E_NOMEM;
     vocis_status st = hift_random(h, base, f0_ch, seed, err);
+    if (st == VOCIS_OK) st = hift_prepare(h, err);
     if (st != VOCIS_OK) {
         vx_hift_free(h);
         return st;
@@ -299,6 +397,8 @@ vocis_status vx_hift_random(int64_t base, int64_t f0_ch, uint64_t seed, vx_hift 
 
 /* ============================================================ primitives */
 
+/* Channel-major conv with the loaded PyTorch layout: the f0 predictor (small, float32 in every mode,
+ * since f0 errors accumulate into the source phase). */
 static void conv(const vx_hift_conv *c, const float *x, int64_t lin, float *y, int64_t stride, int64_t dil,
                  int64_t pad, int nthreads) {
     vx_conv1d_params p = {c->cin, c->cout, c->k, stride, dil, 1, pad, pad};
@@ -306,36 +406,67 @@ static void conv(const vx_hift_conv *c, const float *x, int64_t lin, float *y, i
     vx_conv1d(y, x, 1, lin, &p, &m, c->b, nthreads);
 }
 
-static int64_t conv_len(const vx_hift_conv *c, int64_t lin, int64_t stride, int64_t dil, int64_t pad) {
-    vx_conv1d_params p = {c->cin, c->cout, c->k, stride, dil, 1, pad, pad};
-    return vx_conv1d_out_len(&p, lin);
+/* The generator runs time-major: activations x[t][c] in buffers with P zero rows before and after
+ * (margins), so that every zero-padded conv reads its padding from the margins and needs no copy
+ * (kernels/conv.h, time-major section). A `tmbuf` is such a view: rows [0, len) of ch floats at
+ * `x`, margins at x − P·ch and x + len·ch. */
+typedef struct tmbuf {
+    float *x;
+    int64_t ch, len;
+} tmbuf;
+
+static int64_t margin_rows(const vx_hift *h) {
+    int64_t p = (h->conv_pre.k - 1) / 2;
+    if ((h->conv_post.k - 1) / 2 > p) p = (h->conv_post.k - 1) / 2;
+    for (int i = 0; i < VX_HIFT_NSTAGES; i++) {
+        if (h->source_downs[i].k > p) p = h->source_downs[i].k; /* pad k/2 left, < k past the end */
+        const vx_hift_resblock *rbs[1 + VX_HIFT_NKERNELS] = {&h->source_rb[i]};
+        for (int j = 0; j < VX_HIFT_NKERNELS; j++) rbs[1 + j] = &h->rb[i * VX_HIFT_NKERNELS + j];
+        for (int r = 0; r <= VX_HIFT_NKERNELS; r++) {
+            int64_t q = DILATIONS[VX_HIFT_NDIL - 1] * (rbs[r]->k - 1) / 2;
+            if (q > p) p = q;
+        }
+    }
+    return p;
+}
+
+/* A view over `mem` (room for (len + 2P)·ch floats) with zeroed margins. */
+static tmbuf tm_view(float *mem, int64_t ch, int64_t len, int64_t P) {
+    tmbuf b = {mem + P * ch, ch, len};
+    memset(mem, 0, (size_t)(P * ch) * sizeof(float));
+    memset(b.x + len * ch, 0, (size_t)(P * ch) * sizeof(float));
+    return b;
+}
+
+/* y = conv(x) (+ y when accumulate) on time-major views; stride 1 output length = x.len. */
+static void tconv(const vx_hift_conv *c, tmbuf x, tmbuf y, int64_t stride, int64_t dil, int64_t pad, int accumulate,
+                  int nthreads) {
+    vx_conv1d_tm_margin(y.x, y.ch, x.x, x.ch, y.len, c->cin, c->cout, c->k, stride, dil, pad, &c->m, c->b, accumulate,
+                        nthreads);
 }
 
 static void leaky_relu(float *x, int64_t n, float slope, int nthreads) {
 #pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) x[i] = x[i] >= 0.0f ? x[i] : x[i] * slope;
+    for (int64_t i = 0; i < n; i++) x[i] = fmaxf(x[i], 0.0f) + slope * fminf(x[i], 0.0f); /* branch-free */
 }
 
-/* Snake: y = x + sin²(α·x) / (α + 1e-9), α per channel; x, y: [ch][len] (may alias). The kernel
- * (vx_snake) evaluates sin without libm (Cody–Waite reduction, odd polynomial, ≈ 2 ulp), in SIMD. */
-static void snake(float *y, const float *x, const float *alpha, int64_t ch, int64_t len, int nthreads) {
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (ch * len > 32768)
-    for (int64_t c = 0; c < ch; c++) vx_snake(y + c * len, x + c * len, alpha + c, 1, len);
-}
-
-/* ResBlock: out = x; for j: out += conv2(snake(conv1(snake(out, a1), dil d_j), a2)).
- * x, out: [ch][len] (out may equal x); t, u: scratch [ch][len]. */
-static void resblock(const vx_hift_resblock *rb, const float *x, float *out, float *t, float *u, int64_t len,
-                     int nthreads) {
-    const int64_t n = rb->ch * len, k = rb->k;
-    if (out != x) memcpy(out, x, (size_t)n * sizeof(float));
+/* ResBlock in place: x += conv2(snake(conv1(snake(x, a1), dil d_j), a2)) for j = 0..2 (upstream:
+ * xt = c2(a2(c1(a1(x)))); x = xt + x). t, u: scratch views of x's shape (margins zeroed here). */
+static void resblock(const vx_hift_resblock *rb, tmbuf x, float *tmem, float *umem, int64_t P, int nthreads) {
+    const int64_t k = rb->k;
+    tmbuf t = tm_view(tmem, x.ch, x.len, P), u = tm_view(umem, x.ch, x.len, P);
+    /* the Snakes run as the epilogues of the convs before them (rows still in cache): conv1 → u =
+     * snake(u, a2); conv2 → x += ·, then t = snake(x, a1 of the next dilation) */
+    vx_snake_tm(t.x, t.ch, x.x, x.ch, rb->a1[0], rb->i1[0], x.len, x.ch, nthreads);
     for (int j = 0; j < VX_HIFT_NDIL; j++) {
-        snake(t, out, rb->a1[j], rb->ch, len, nthreads);
-        conv(&rb->c1[j], t, len, u, 1, DILATIONS[j], DILATIONS[j] * (k - 1) / 2, nthreads);
-        snake(u, u, rb->a2[j], rb->ch, len, nthreads);
-        conv(&rb->c2[j], u, len, t, 1, 1, (k - 1) / 2, nthreads);
-#pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
-        for (int64_t i = 0; i < n; i++) out[i] += t[i];
+        const vx_hift_conv *c1 = &rb->c1[j], *c2 = &rb->c2[j];
+        vx_conv1d_tm_snake(u.x, u.ch, t.x, t.ch, u.len, c1->cin, c1->cout, c1->k, 1, DILATIONS[j],
+                           DILATIONS[j] * (k - 1) / 2, &c1->m, c1->b, 0, rb->a2[j], rb->i2[j], u.x, u.ch, nthreads);
+        if (j + 1 < VX_HIFT_NDIL)
+            vx_conv1d_tm_snake(x.x, x.ch, u.x, u.ch, x.len, c2->cin, c2->cout, c2->k, 1, 1, (k - 1) / 2, &c2->m, c2->b,
+                               1, rb->a1[j + 1], rb->i1[j + 1], t.x, t.ch, nthreads);
+        else
+            tconv(c2, u, x, 1, 1, (k - 1) / 2, 1, nthreads);
     }
 }
 
@@ -350,6 +481,7 @@ vocis_status vx_hift_f0(const vx_hift *h, const float *mel, int64_t tm, float *f
     for (int i = 0; i < VX_HIFT_NCONDNET; i++) {
         float *y = (i % 2) ? b : a;
         conv(&h->condnet[i], x, tm, y, 1, 1, 1, nthreads); /* k 3, pad 1 */
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (C * tm > 32768)
         for (int64_t j = 0; j < C * tm; j++) y[j] = y[j] > 0.0f ? y[j] : expf(y[j]) - 1.0f; /* ELU(1) */
         x = y;
     }
@@ -380,11 +512,16 @@ void vx_hift_source(const vx_hift *h, const float *f0, int64_t tm, const float *
     /* source[n] = tanh(b + Σ_h a_h · e_h[n]); harmonics run sequentially (running phase), chunks of n
      * in parallel would need the prefix sums: instead each thread owns a range of n and first sums
      * its prefix. With Tw ≤ a few 10^5 a single pass per harmonic is cheap; keep it simple. */
+    /* The harmonics are independent: with threads, each harmonic's a_h · e_h goes to its own row of
+     * `terms` and the rows are summed in harmonic order afterwards (the same bits as the serial sum). */
+    float *terms = nthreads > 1 && tw > 16384 ? malloc(sizeof(float) * (size_t)(VX_HIFT_NB_HARM * tw)) : NULL;
     for (int64_t n = 0; n < tw; n++) source[n] = h->lin_b;
+#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) if (terms)
     for (int hh = 0; hh < VX_HIFT_NB_HARM; hh++) {
         const float ph = hh == 0 ? 0.0f : (phase ? phase[hh] : 0.0f);
         const float mult = (float)(hh + 1), a = h->lin_w[hh];
         const float *nz = noise ? noise + (int64_t)hh * tw : NULL;
+        float *dst = terms ? terms + (int64_t)hh * tw : NULL;
         double acc = 0.0; /* torch's CPU cumsum accumulates in double */
         for (int64_t n = 0; n < tw; n++) {
             const float fu = f0[upsample_src(n, tm)];
@@ -396,17 +533,24 @@ void vx_hift_source(const vx_hift *h, const float *f0, int64_t tm, const float *
             const float uv = fu > NSF_VOICED ? 1.0f : 0.0f;
             const float namp = uv * NSF_SIGMA + (1.0f - uv) * unvoiced_amp;
             const float e = sine * uv + (nz ? namp * nz[n] : 0.0f);
-            source[n] += a * e;
+            if (dst) dst[n] = a * e;
+            else source[n] += a * e;
         }
     }
 #pragma omp parallel for num_threads(nthreads) schedule(static) if (tw > 65536)
-    for (int64_t n = 0; n < tw; n++) source[n] = tanhf(source[n]);
+    for (int64_t n = 0; n < tw; n++) {
+        float v = source[n];
+        if (terms)
+            for (int hh = 0; hh < VX_HIFT_NB_HARM; hh++) v += terms[(int64_t)hh * tw + n];
+        source[n] = tanhf(v);
+    }
+    free(terms);
 }
 
 /* ================================================================ decode */
 
-/* Centred STFT (n_fft 16, hop 4, periodic Hann, reflect pad 8): s [tw] → spec [18][nf], rows 0..8 real,
- * 9..17 imaginary, nf = tw/4 + 1. */
+/* Centred STFT (n_fft 16, hop 4, periodic Hann, reflect pad 8): s [tw] → spec [nf][18] (time-major),
+ * columns 0..8 real, 9..17 imaginary, nf = tw/4 + 1. */
 static void source_stft(const vx_hift *h, const float *s, int64_t tw, float *spec, int64_t nf, int nthreads) {
     double ct[NBINS][VX_HIFT_NFFT], st[NBINS][VX_HIFT_NFFT];
     for (int k = 0; k < NBINS; k++)
@@ -431,14 +575,15 @@ static void source_stft(const vx_hift *h, const float *s, int64_t tw, float *spe
                 re += ct[k][n] * fr[n];
                 im += st[k][n] * fr[n];
             }
-            spec[k * nf + f] = (float)re;
-            spec[(NBINS + k) * nf + f] = (float)im;
+            spec[f * NSPEC + k] = (float)re;
+            spec[f * NSPEC + NBINS + k] = (float)im;
         }
     }
 }
 
-/* torch.istft(mag·e^{i·phase}, n_fft 16, hop 4, hann, center): x [18][nf] = conv_post output, whose
- * rows 0..8 become magnitude exp(·) and rows 9..17 phase sin(·). wav [4·(nf−1)], clamped. */
+/* torch.istft(mag·e^{i·phase}, n_fft 16, hop 4, hann, center): x [nf][18] = conv_post output
+ * (time-major), whose columns 0..8 become magnitude exp(·) and 9..17 phase sin(·). wav [4·(nf−1)],
+ * clamped; mag_out / phase_out [9][nf]. */
 static void istft(const vx_hift *h, const float *x, int64_t nf, float *wav, float *mag_out, float *phase_out,
                   float *ola /* [16 + 4(nf−1)] */, int nthreads) {
     const int N = VX_HIFT_NFFT, hop = VX_HIFT_ISTFT_HOP;
@@ -453,26 +598,31 @@ static void istft(const vx_hift *h, const float *x, int64_t nf, float *wav, floa
             st[k][n] = (k == 0 || k == N / 2) ? 0.0 : -wgt * sin(ang);
         }
     memset(ola, 0, (size_t)len * sizeof(float));
-    /* frames overlap by 12 samples: process in two passes of disjoint frame parities? Frames f and
-     * f + 4 do not overlap, so 4 interleaved passes are race-free; the work is small, so keep it serial
-     * but vectorised over bins. */
+    /* Frames overlap by 12 samples, so the frames are computed in parallel into `fr` (16 floats
+     * per frame, stored after the OLA buffer's end in the caller's scratch) and overlap-added in
+     * sequence. */
+    float *fr = ola + len;
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (nf > 4096)
     for (int64_t f = 0; f < nf; f++) {
         float re[NBINS], im[NBINS];
         for (int k = 0; k < NBINS; k++) {
-            float m = expf(x[k * nf + f]);
-            float p = sinf(x[(NBINS + k) * nf + f]);
+            float m = expf(x[f * NSPEC + k]);
+            float p = sinf(x[f * NSPEC + NBINS + k]);
             if (mag_out) mag_out[k * nf + f] = m;
             if (phase_out) phase_out[k * nf + f] = p;
             m = fminf(m, MAG_MAX);
             re[k] = m * cosf(p);
             im[k] = m * sinf(p);
         }
-        float *o = ola + f * hop;
         for (int n = 0; n < N; n++) {
             double v = 0;
             for (int k = 0; k < NBINS; k++) v += ct[k][n] * re[k] + st[k][n] * im[k];
-            o[n] += (float)v * h->window[n];
+            fr[f * N + n] = (float)v * h->window[n];
         }
+    }
+    for (int64_t f = 0; f < nf; f++) {
+        float *o = ola + f * hop;
+        for (int n = 0; n < N; n++) o[n] += fr[f * N + n];
     }
     /* divide by the overlap-added squared window, drop n_fft/2 at both ends, clamp */
     const int64_t tw = hop * (nf - 1), half = N / 2;
@@ -494,83 +644,101 @@ static void istft(const vx_hift *h, const float *x, int64_t nf, float *wav, floa
 vocis_status vx_hift_decode(const vx_hift *h, const float *mel, int64_t tm, const float *source, float *wav,
                             float *mag, float *phase, int nthreads, vx_err *err) {
     if (tm < 1) return vx_fail(err, VOCIS_E_ARG, "HiFT decode: empty mel (Tm = %lld)", (long long)tm);
-    const int64_t tw = tm * VX_HIFT_HOP, nf = tw / VX_HIFT_ISTFT_HOP + 1;
-    /* largest activation: max over stages of C_i · L_i (the last stage has L = nf) */
-    int64_t big = h->base * tm, ch = h->base, len = tm;
+    const int64_t tw = tm * VX_HIFT_HOP, nf = tw / VX_HIFT_ISTFT_HOP + 1, P = margin_rows(h);
+    /* stage lengths; largest activation (with margins) over the stages */
+    int64_t lens[VX_HIFT_NSTAGES], big = (tm + 2 * P) * (h->base > h->in_ch ? h->base : h->in_ch);
+    int64_t ch = h->base, len = tm;
     for (int i = 0; i < VX_HIFT_NSTAGES; i++) {
-        ch /= 2;
-        len = vx_convtr1d_out_len(&(vx_convtr1d_params){h->ups[i].cin, h->ups[i].cout, h->ups[i].k, UP_RATES[i], 1,
-                                                        (h->ups[i].k - UP_RATES[i]) / 2},
-                                  len) + (i == VX_HIFT_NSTAGES - 1);
-        if (ch * len > big) big = ch * len;
+        len = vx_convtr1d_tm_out_len(len, h->ups[i].k, UP_RATES[i], (h->ups[i].k - UP_RATES[i]) / 2) +
+              (i == VX_HIFT_NSTAGES - 1);
+        lens[i] = len;
+        ch = h->ups[i].cout;
+        if ((len + 2 * P) * ch > big) big = (len + 2 * P) * ch;
     }
     if (len != nf)
         return vx_fail(err, VOCIS_E_INTERNAL, "HiFT decode: generator length %lld != STFT frames %lld", (long long)len,
                        (long long)nf);
-    if (NSPEC * nf > big) big = NSPEC * nf;
-    const size_t nbuf = 5;
-    float *mem = vx_malloc(err, ((size_t)big * nbuf + (size_t)NSPEC * nf + (size_t)(VX_HIFT_NFFT + tw)) * sizeof(float),
-                           "HiFT decode activations");
-    if (!mem) return VOCIS_E_NOMEM;
-    float *x = mem, *acc = x + big, *r = acc + big, *t = r + big, *u = t + big, *spec = u + big;
-    float *ola = spec + NSPEC * nf;
+    if ((nf + 2 * P) * NSPEC > big) big = (nf + 2 * P) * NSPEC;
+    enum { NBUF = 5 };
+    const int64_t ola_n = VX_HIFT_NFFT + VX_HIFT_ISTFT_HOP * (nf - 1) + VX_HIFT_NFFT * nf;
+    /* separate buffers rather than one block: each stays under glibc's largest mmap threshold, so
+     * repeated calls reuse heap pages instead of faulting in fresh zeroed ones every time */
+    float *B[NBUF], *specmem = NULL, *ola = NULL, *bufs[NBUF + 2] = {0};
+    for (int i = 0; i < NBUF + 2; i++)
+        if (!(bufs[i] = malloc(sizeof(float) * (size_t)(i <= NBUF ? big : ola_n)))) {
+            for (int j = 0; j < i; j++) free(bufs[j]);
+            return vx_fail(err, VOCIS_E_NOMEM, "out of memory for the HiFT decode activations");
+        }
+    for (int i = 0; i < NBUF; i++) B[i] = bufs[i];
+    specmem = bufs[NBUF];
+    ola = bufs[NBUF + 1];
+#define FREE_BUFS()                                                                                                    \
+    for (int i_ = 0; i_ < NBUF + 2; i_++) free(bufs[i_])
+    /* B[0] = x, B[1] = the next x / RB sum, B[2] = r, B[3], B[4] = ResBlock scratch */
 
-    /* s_stft = cat(real, imag): [18][nf] */
-    source_stft(h, source, tw, spec, nf, nthreads);
+    /* s_stft = cat(real, imag): [nf][18] with margins */
+    tmbuf spec = tm_view(specmem, NSPEC, nf, P);
+    source_stft(h, source, tw, spec.x, nf, nthreads);
 
-    /* x = conv_pre(mel): [base][tm] */
-    conv(&h->conv_pre, mel, tm, x, 1, 1, (h->conv_pre.k - 1) / 2, nthreads);
-    ch = h->base;
-    len = tm;
+    /* x = conv_pre(mel): mel [80][tm] → time-major, then [tm][base] */
+    tmbuf m = tm_view(B[1], h->in_ch, tm, P);
+    for (int64_t c = 0; c < h->in_ch; c++)
+        for (int64_t t = 0; t < tm; t++) m.x[t * h->in_ch + c] = mel[c * tm + t];
+    tmbuf x = tm_view(B[0], h->base, tm, P);
+    tconv(&h->conv_pre, m, x, 1, 1, (h->conv_pre.k - 1) / 2, 0, nthreads);
     for (int i = 0; i < VX_HIFT_NSTAGES; i++) {
         const vx_hift_conv *up = &h->ups[i];
-        leaky_relu(x, ch * len, LRELU_SLOPE, nthreads);
-        vx_convtr1d_params pp = {up->cin, up->cout, up->k, UP_RATES[i], 1, (up->k - UP_RATES[i]) / 2};
-        vx_mat m = {VX_F32, up->cin, up->cout * up->k, up->w};
-        int64_t lo = vx_convtr1d_out_len(&pp, len);
-        vx_convtr1d(acc, x, 1, len, &pp, &m, up->b, nthreads); /* [cout][lo] */
-        ch = up->cout;
-        if (i == VX_HIFT_NSTAGES - 1) {
-            /* ReflectionPad1d((1, 0)): [ch][lo] → [ch][lo + 1], new[0] = old[1] */
-            for (int64_t c = 0; c < ch; c++) {
-                memcpy(x + c * (lo + 1) + 1, acc + c * lo, (size_t)lo * sizeof(float));
-                x[c * (lo + 1)] = acc[c * lo + (lo > 1 ? 1 : 0)];
-            }
-            len = lo + 1;
-        } else {
-            memcpy(x, acc, (size_t)(ch * lo) * sizeof(float));
-            len = lo;
-        }
+        if (i == 0) leaky_relu(x.x, x.ch * x.len, LRELU_SLOPE, nthreads); /* later stages: fused below */
+        const int last = i == VX_HIFT_NSTAGES - 1;
+        tmbuf xn = tm_view(B[1], up->cout, lens[i], P);
+        /* last stage: ReflectionPad1d((1, 0)): the upsampled rows go to rows 1.., row 0 = row 2 */
+        vx_convtr1d_tm(xn.x + (last ? xn.ch : 0), xn.ch, x.x, x.ch, x.len, up->cin, up->cout, up->k, UP_RATES[i],
+                       (up->k - UP_RATES[i]) / 2, &up->m, up->b, nthreads);
+        if (last) memcpy(xn.x, xn.x + (xn.len > 2 ? 2 : xn.len - 1) * xn.ch, (size_t)xn.ch * sizeof(float));
+        float *sw = B[0];
+        B[0] = B[1];
+        B[1] = sw;
+        x = xn;
+        const int64_t n = x.ch * x.len;
         /* fusion: x += source_resblocks[i](source_downs[i](s_stft)) */
         const vx_hift_conv *sd = &h->source_downs[i];
-        int64_t sk = SRC_DOWN[i], spad = sk == 1 ? 0 : sk / 2;
-        int64_t sl = conv_len(sd, nf, sk, 1, spad);
-        if (sl != len) {
-            free(mem);
+        const int64_t sk = SRC_DOWN[i], spad = sk == 1 ? 0 : sk / 2;
+        const int64_t sl = (nf + 2 * spad - sd->k) / sk + 1;
+        if (sl != x.len) {
+            FREE_BUFS();
             return vx_fail(err, VOCIS_E_INTERNAL, "HiFT stage %d: source branch length %lld != %lld", i,
-                           (long long)sl, (long long)len);
+                           (long long)sl, (long long)x.len);
         }
-        conv(sd, spec, nf, r, sk, 1, spad, nthreads);
-        resblock(&h->source_rb[i], r, r, t, u, len, nthreads);
-        const int64_t n = ch * len;
+        tmbuf r = tm_view(B[2], x.ch, x.len, P);
+        tconv(sd, spec, r, sk, 1, spad, 0, nthreads);
+        resblock(&h->source_rb[i], r, B[3], B[4], P, nthreads);
 #pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
-        for (int64_t j = 0; j < n; j++) x[j] += r[j];
-        /* x = (RB0(x) + RB1(x) + RB2(x)) / 3 */
+        for (int64_t j = 0; j < n; j++) x.x[j] += r.x[j];
+        /* x = (RB0(x) + RB1(x) + RB2(x)) / 3, summed in that order */
+        tmbuf acc = tm_view(B[1], x.ch, x.len, P);
         for (int j = 0; j < VX_HIFT_NKERNELS; j++) {
-            resblock(&h->rb[i * VX_HIFT_NKERNELS + j], x, r, t, u, len, nthreads);
-            if (j == 0) memcpy(acc, r, (size_t)n * sizeof(float));
-            else {
+            tmbuf o = j == 0 ? acc : r;
+            memcpy(o.x, x.x, (size_t)n * sizeof(float));
+            resblock(&h->rb[i * VX_HIFT_NKERNELS + j], o, B[3], B[4], P, nthreads);
+            if (j == 0) continue;
+            if (j < VX_HIFT_NKERNELS - 1) {
 #pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
-                for (int64_t q = 0; q < n; q++) acc[q] += r[q];
+                for (int64_t q = 0; q < n; q++) acc.x[q] += r.x[q];
+            } else { /* the average, fused with the LeakyReLU that follows it (the next stage's or the final one) */
+                const float slope = i == VX_HIFT_NSTAGES - 1 ? 0.01f : LRELU_SLOPE;
+#pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
+                for (int64_t q = 0; q < n; q++) {
+                    float v = (acc.x[q] + r.x[q]) / (float)VX_HIFT_NKERNELS;
+                    x.x[q] = fmaxf(v, 0.0f) + slope * fminf(v, 0.0f); /* = v ≥ 0 ? v : slope·v, branch-free */
+                }
             }
         }
-#pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
-        for (int64_t j = 0; j < n; j++) x[j] = acc[j] / (float)VX_HIFT_NKERNELS;
     }
-    leaky_relu(x, ch * len, 0.01f, nthreads);
-    conv(&h->conv_post, x, len, acc, 1, 1, (h->conv_post.k - 1) / 2, nthreads); /* [18][nf] */
-    istft(h, acc, nf, wav, mag, phase, ola, nthreads);
-    free(mem);
+    tmbuf post = {B[1], NSPEC, nf}; /* no margins needed: nothing reads it as a conv input */
+    tconv(&h->conv_post, x, post, 1, 1, (h->conv_post.k - 1) / 2, 0, nthreads); /* [nf][18] */
+    istft(h, post.x, nf, wav, mag, phase, ola, nthreads);
+    FREE_BUFS();
+#undef FREE_BUFS
     return VOCIS_OK;
 }
 

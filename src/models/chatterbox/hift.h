@@ -16,6 +16,7 @@
 #include "base/err.h"
 #include "base/rng.h"
 #include "io/safetensors.h"
+#include "kernels/kernels.h"
 
 #define VX_HIFT_NB_HARM 9       /* fundamental + nb_harmonics 8 */
 #define VX_HIFT_HOP 480         /* output samples per mel frame (8·5·3·4) */
@@ -27,10 +28,15 @@
 #define VX_HIFT_NDIL 3          /* dilations per resblock: 1, 3, 5 */
 #define VX_HIFT_NCONDNET 5      /* f0 predictor convs */
 
-/* One conv layer: w [cout][cin][k] for Conv1d, [cin][cout][k] for ConvTranspose1d; b [cout]. */
+/* One conv layer: w [cout][cin][k] for Conv1d, [cin][cout][k] for ConvTranspose1d (PyTorch's
+ * layouts, as loaded); b [cout]. The generator's convs (all but the f0 predictor's) are repacked once
+ * after loading into m, the tap-major layout of the time-major kernels (kernels/conv.h: Conv1d
+ * [cout][k·cin], ConvTranspose1d [k·cout][cin]), F32 or (bf16 precision) BF16 with act_bf16 = 1;
+ * w is then freed (NULL). */
 typedef struct vx_hift_conv {
     int64_t cin, cout, k;
     float *w, *b;
+    vx_mat m;
 } vx_hift_conv;
 
 /* ResBlock(C, k, dilations 1/3/5) with Snake activations (alpha per channel). */
@@ -38,6 +44,7 @@ typedef struct vx_hift_resblock {
     int64_t ch, k;
     vx_hift_conv c1[VX_HIFT_NDIL], c2[VX_HIFT_NDIL];
     float *a1[VX_HIFT_NDIL], *a2[VX_HIFT_NDIL]; /* [ch] */
+    float *i1[VX_HIFT_NDIL], *i2[VX_HIFT_NDIL]; /* 1 / (alpha + 1e-9), [ch] */
 } vx_hift_resblock;
 
 typedef struct vx_hift {
@@ -54,16 +61,25 @@ typedef struct vx_hift {
     vx_hift_resblock rb[VX_HIFT_NSTAGES * VX_HIFT_NKERNELS];
     vx_hift_conv conv_post;                    /* base/8 → 18, k 7 */
     float window[VX_HIFT_NFFT];                /* periodic Hann(16) */
+    int bf16;                                  /* generator matrices as bf16 (vx_hift_set_precision) */
     /* every owned buffer, for vx_hift_free */
-    float **bufs;
+    void **bufs;
     int nbufs, capbufs;
 } vx_hift;
 
 /* Load `mel2wav.*` (prefix configurable: NULL = "mel2wav.") from a weight set, e.g. s3gen.safetensors.
- * Accepts parametrizations.weight.original0/1 and legacy weight_g/weight_v; F32/F16/BF16. */
+ * Accepts parametrizations.weight.original0/1 and legacy weight_g/weight_v; F32/F16/BF16. The weight
+ * set's precision policy (vx_weights_precision) applies: vx_hift_set_precision. */
 vocis_status vx_hift_load(const vx_weights *w, const char *prefix, vx_hift **out, vx_err *err);
-/* Random weights at the given widths (base_channels, f0 cond channels) for benchmarks. */
+/* Random weights at the given widths (base_channels, f0 cond channels) for benchmarks; exact. */
 vocis_status vx_hift_random(int64_t base, int64_t f0_ch, uint64_t seed, vx_hift **out, vx_err *err);
+/* Precision (kernels/precision.h, resolved): exact keeps float32; bf16 and q8 convert the matrices
+ * of the upsamplers and ResBlocks (≈ 98 % of the FLOPs) to bf16 once, computed with vdpbf16ps on
+ * bf16-rounded activations, and free their float32 copies. conv_pre, the source branch's
+ * downsampling convs, conv_post (whose output goes through exp) and the f0 predictor stay float32.
+ * On CPUs without AVX512_BF16 nothing is converted (bf16 weights would only be widened again).
+ * Going back to exact after a conversion is refused. */
+vocis_status vx_hift_set_precision(vx_hift *h, int precision, vx_err *err);
 void vx_hift_free(vx_hift *h);
 
 /* f0 [tm] (Hz) from mel [in_ch][tm]. */
