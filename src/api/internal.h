@@ -21,7 +21,8 @@ struct vocis_model {
     char dir[4096];
     int threads;
     int precision;       /* resolved policy of the LM part (kernels/precision.h), set at open */
-    int precision_audio; /* ... and of Chatterbox's S3Gen flow and HiFT */
+    int precision_flow;    /* ... of Chatterbox's S3Gen flow */
+    int precision_vocoder; /* ... of HiFT */
     vx_cb_config cfg;
     vx_tokenizer *tok;
     vx_t3 t3;

@@ -74,7 +74,8 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
     pthread_mutex_init(&m->clone_lock, NULL);
     m->threads = opts && opts->threads > 0 ? opts->threads : vx_default_threads();
     m->precision = vx_precision_resolve(opts ? opts->precision : 0);
-    m->precision_audio = vx_precision_resolve_part(opts ? opts->precision : 0, VX_PART_AUDIO);
+    m->precision_flow = vx_precision_resolve_part(opts ? opts->precision : 0, VX_PART_FLOW);
+    m->precision_vocoder = vx_precision_resolve_part(opts ? opts->precision : 0, VX_PART_VOCODER);
     if (vx_precision_check(m->precision, vx_api_err(m))) return vx_api_err(m)->code;
     const int kv = opts ? opts->kv_cache : VOCIS_KV_DEFAULT;
     if (kv < VOCIS_KV_DEFAULT || kv > VOCIS_KV_BF16)
@@ -400,7 +401,7 @@ static vocis_status load_cloner_locked(vocis_model *m) {
     snprintf(path, sizeof path, "%s/%s", m->dir, m->turbo ? "s3gen_meanflow.safetensors" : "s3gen.safetensors");
     if (!m->s3gen_w) {
         VX_TRY(vx_cb_weights_open_path(path, &m->s3gen_w, vx_api_err(m))); /* or s3gen.pt */
-        vx_weights_set_precision(m->s3gen_w, m->precision_audio);
+        vx_weights_set_precision(m->s3gen_w, m->precision_flow);
     }
     VX_TRY(vx_cb_cloner_load(&m->cloner, m->dir, m->s3gen_w, &m->cfg, m->is_vc, vx_api_err(m)));
     if (m->turbo) m->cloner.t3_seconds = VX_TURBO_T3_SECONDS; /* ENC_COND_LEN 15 s */
@@ -587,10 +588,16 @@ static vocis_status load_s3gen_locked(vocis_model *m) {
     snprintf(path, sizeof path, "%s/%s", m->dir, m->turbo ? "s3gen_meanflow.safetensors" : "s3gen.safetensors");
     if (!m->s3gen_w) {
         VX_TRY(vx_cb_weights_open_path(path, &m->s3gen_w, vx_api_err(m))); /* or s3gen.pt */
-        vx_weights_set_precision(m->s3gen_w, m->precision_audio);
+        vx_weights_set_precision(m->s3gen_w, m->precision_flow);
     }
     if (!m->flow) VX_TRY(vx_s3gen_flow_load(m->s3gen_w, &m->cfg, &m->flow, vx_api_err(m)));
-    if (!m->hift) VX_TRY(vx_hift_load(m->s3gen_w, NULL, &m->hift, vx_api_err(m)));
+    if (!m->hift) {
+        /* HiFT's default differs from the flow's: its matrices convert under the set's policy */
+        vx_weights_set_precision(m->s3gen_w, m->precision_vocoder);
+        vocis_status st = vx_hift_load(m->s3gen_w, NULL, &m->hift, vx_api_err(m));
+        vx_weights_set_precision(m->s3gen_w, m->precision_flow);
+        VX_TRY(st);
+    }
     return VOCIS_OK;
 }
 

@@ -29,7 +29,8 @@ int cli_precision(const char *cmd, const char *s, int *out);
 #define CLI_PRECISION_HELP \
     "exact (upstream's arithmetic, sample-identical), bf16 (matrices and many-row products in bf16: ~2x\n" \
     "                             faster, not sample-identical), q8 (transformer linears int8, the rest bf16);\n" \
-    "                             default: T3/LM exact (upstream's tokens), S3Gen+HiFT bf16 on AVX512_BF16 CPUs"
+    "                             default: T3/LM and HiFT exact (upstream's tokens), the S3Gen flow bf16 on\n" \
+    "                             AVX512_BF16 CPUs"
 
 /* --kv VALUE (NULL = not given → 0, the default: f32) into *out as for
  * vocis_open_options.kv_cache (VOCIS_KV_*); returns 2 after a one-line error. */

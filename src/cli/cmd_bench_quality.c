@@ -210,14 +210,22 @@ static vocis_status quality_s3gen(const int *modes, int nmodes, const flow_shape
             break;
         }
         printf("cfm_mel_snr[%s]: %.1f dB (flow output, same noise)\n", mn, snr_db(ref, mel, 80 * tm));
-        /* HiFT keeps float32 weights in every mode (no policy): vocoding the same mel again is the
-         * comparison a HiFT conversion would be measured by */
-        if ((st = vocode(h, ref, tm, threads, &wav, &nw2, err))) break;
-        printf("hift_wave_snr[%s]: %.1f dB (same mel and noise; HiFT computes in float32 in every mode)\n", mn,
-               snr_db(wref, wav, nw));
+        /* HiFT of the mode (bf16 generator matrices under bf16/q8) on the exact mel, then on the mode's mel */
+        vx_hift *hm = NULL;
+        if (!(st = vx_hift_random(512, 512, 4321, &hm, err)))
+            st = vx_hift_set_precision(hm, vx_precision_resolve_part(modes[m], VX_PART_FLOW), err);
+        if (!st) st = vocode(hm, ref, tm, threads, &wav, &nw2, err);
+        if (st) {
+            vx_hift_free(hm);
+            break;
+        }
+        printf("hift_wave_snr[%s]: %.1f dB (same mel and noise; HiFT %s vs exact)\n", mn, snr_db(wref, wav, nw),
+               hm->bf16 ? "bf16" : "f32");
         free(wav);
         wav = NULL;
-        if ((st = vocode(h, mel, tm, threads, &wav, &nw2, err))) break;
+        st = vocode(hm, mel, tm, threads, &wav, &nw2, err);
+        vx_hift_free(hm);
+        if (st) break;
         printf("s3gen_wave_snr[%s]: %.1f dB (flow of the mode + HiFT vs exact, same noise)\n", mn,
                snr_db(wref, wav, nw));
         fflush(stdout);

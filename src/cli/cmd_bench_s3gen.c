@@ -39,13 +39,13 @@ static int bench_common_args(int synthetic, int *threads, const char *precision,
  * the conversion itself happens in the loader, kernels/precision.h: q8 leaves the flow's
  * matrices, which are not transformer linears, as in bf16). */
 static vx_dtype computed_dtype(vx_dtype stored, int prec) {
-    prec = vx_precision_resolve_part(prec, VX_PART_AUDIO);
+    prec = vx_precision_resolve_part(prec, VX_PART_FLOW);
     return stored == VX_F32 && (prec == VX_PREC_BF16 || prec == VX_PREC_Q8) ? VX_BF16 : stored;
 }
 
 /* The acoustic half at real dims: random-weight flow (matrices stored in wdt — F32 as released —
  * and loaded through the precision policy like a real s3gen.safetensors; meanflow: Turbo/Nano's
- * s3gen_meanflow, with time_embed_mixer) and HiFT (float32 in every mode). */
+ * s3gen_meanflow, with time_embed_mixer) and HiFT (bf16 matrices when the audio part's mode is bf16/q8). */
 typedef struct acoustic {
     vx_weights *flow_w;
     vx_s3gen_flow *flow;
@@ -73,9 +73,10 @@ static vocis_status acoustic_new(acoustic *a, vx_dtype wdt, int prec, double pro
     else vx_s3gen_flow_dims_real(&d);
     VX_TRY(vx_s3gen_flow_synthetic_weights(&d, wdt, 1234, &a->flow_w, err));
     /* the same load-time conversion as a file */
-    vx_weights_set_precision(a->flow_w, vx_precision_resolve_part(prec, VX_PART_AUDIO));
+    vx_weights_set_precision(a->flow_w, vx_precision_resolve_part(prec, VX_PART_FLOW));
     VX_TRY(vx_s3gen_flow_load(a->flow_w, NULL, &a->flow, err));
     vocis_status st = vx_hift_random(512, 512, 4321, &a->hift, err);
+    if (!st) st = vx_hift_set_precision(a->hift, vx_precision_resolve_part(prec, VX_PART_VOCODER), err);
     if (st) return st;
     a->np = (int64_t)lround(prompt_s * TOKENS_PER_S);
     a->tp = a->np * d.up_stride;
@@ -244,9 +245,9 @@ int bench_s3gen(int argc, char **argv) {
     const cfm_flops fl = cfm_step_flops(d, L, B);
     printf("model: synthetic %s S3Gen %sflow (%s weights) + HiFT (f32), %d threads\n", bench_variant_name(variant),
            meanflow ? "MeanFlow " : "", dtype, threads);
-    printf("precision: %s (flow matrices computed as %s; HiFT f32)\n",
-           vx_precision_name(vx_precision_resolve_part(prec, VX_PART_AUDIO)),
-           vx_dtype_name(computed_dtype(dt, prec)));
+    printf("precision: %s (flow matrices computed as %s; HiFT %s)\n",
+           vx_precision_name(vx_precision_resolve_part(prec, VX_PART_FLOW)),
+           vx_dtype_name(computed_dtype(dt, prec)), a.hift->bf16 ? "bf16" : "f32");
     printf("shape: %lld prompt + %lld speech tokens, %lld prompt mel frames, %lld estimator frames x %s, "
            "%d steps\n",
            (long long)a.np, (long long)n, (long long)a.tp, (long long)L, meanflow ? "1 row (no CFG)" : "2 CFG rows",
@@ -388,9 +389,9 @@ int bench_speak(int argc, char **argv) {
     double t_load = bench_now_s() - t0;
     printf("model: synthetic Chatterbox %s (T3 %s%s, S3Gen %sflow f32, HiFT f32), %d threads\n",
            bench_variant_name(variant), gpt2 ? "GPT-2 " : "", dtype, gpt2 ? "MeanFlow " : "", threads);
-    printf("precision: %s (T3 matrices computed as %s, flow as %s; HiFT f32)\n", vx_precision_describe(prec),
+    printf("precision: %s (T3 matrices computed as %s, flow as %s; HiFT %s)\n", vx_precision_describe(prec),
            vx_dtype_name(vx_precision_resolve(prec) == VX_PREC_EXACT ? VX_F32 : VX_BF16),
-           vx_dtype_name(computed_dtype(VX_F32, prec)));
+           vx_dtype_name(computed_dtype(VX_F32, prec)), a.hift->bf16 ? "bf16" : "f32");
     printf("load: %.2f s\n", t_load);
     note_blas_env();
     fflush(stdout);

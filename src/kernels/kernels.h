@@ -24,9 +24,10 @@ typedef struct vx_mat {
     int act_bf16;
 } vx_mat;
 
-/* q8 weights: W[n][k] = q[n·cols + k] · scale[n·nblk + k / VX_Q8_BLOCK],
- * nblk = ceil(cols / VX_Q8_BLOCK) (the last block of a row may be short).
- * scale = max |w| of the block / 127; q = w / scale rounded to nearest. */
+/* q8 weights: W[n][k] = q · scale of k's block of VX_Q8_BLOCK values in row
+ * n; scale = max |w| of the block / 127; q = w / scale rounded to nearest.
+ * The buffer's layout (blocks interleaved for the VNNI kernels) is in
+ * kernels/precision.h; vx_q8_weight reads one weight. */
 #define VX_Q8_BLOCK 32
 typedef struct vx_q8 {
     const int8_t *q;

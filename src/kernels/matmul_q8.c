@@ -1,248 +1,525 @@
 /* Linear layers with q8 weights (the q8 precision mode, kernels/precision.h):
- * y = x·Wᵀ + b, W int8 with one float scale per 32 values of a row
- * (kernels.h vx_q8), x and y float32. Reached through vx_linear.
+ * y = x·Wᵀ + b, W int8 with one float scale per 32 values of a row (layout:
+ * precision.h), x and y float32. Reached through vx_linear.
  *
- * Small M (decode, CFG pairs) is memory-bound: the point of q8 is to stream
- * 1.125 bytes per weight instead of bf16's 2. Weight-only quantization: a
- * tile dequantizes int8 → f32 in registers and accumulates in f32, so the
- * activations keep full precision. Per block of 32 and per (x row, W row):
- *   t = Σ x·q over the block (f32 lanes), acc += t · scale
- * — the same operations for every MB and NR, so one x row gives the same
- * bits alone or next to others (batched decode stays bit-identical).
- * Tiles, blocking for the caches, threading and prefetch follow matmul.c
- * (tile512 / tile256 / tile1, linear_stream).
+ * Small M (decode, CFG pairs; M < Q8_PANEL_MIN_M) should be memory-bound:
+ * the point of q8 is to stream 1.125 bytes per weight instead of bf16's 2.
+ * Dequantizing to f32 in registers costs too many instructions for that at
+ * 2 rows, so each call first quantizes the x rows per block of 32 as well
+ * (precision.h VX_Q8_XPARTS: two int8 parts h + l/256 keep ~16 bits of each
+ * activation) and the products are summed in int32, exactly:
+ *   AVX-512 VNNI  vpdpbusd, the weights' unsigned bytes (q + 128) times the
+ *                 signed x bytes, the offset taken back as −128·Σx per block;
+ *   AVX2          vpmaddubsw on |x| and sign(x)·q, vpmaddwd to int32 (also
+ *                 the AVX-512 level of CPUs without VNNI).
+ * The interleaved layout puts the 16 blocks of a group in the 16 int32
+ * lanes, so a group's sums are one vector: per block, in float,
+ *   acc[lane] = fma((float)I, sw·sx, acc[lane])
+ * (I = 256·I_h + I_l with two parts), and at the end one fixed addition
+ * tree over the 16 lanes. Integer sums are exact and every float operation
+ * is the same at every level, for any tile shape and thread split: the
+ * scalar, AVX2 and AVX-512 levels give the same bits, and an x row gives
+ * the same bits alone or next to others (batched decode stays
+ * bit-identical).
  *
  * Large M (prefill) is compute-bound: each thread dequantizes panels of W
  * rows to f32 scratch once and runs the ordinary f32 vx_linear path on them
- * (its tiles or sgemm), so the int8 → f32 work is done once per weight
- * instead of once per 4 x rows. */
+ * (its tiles or sgemm), with float32 activations. */
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include <cpuid.h>
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/isa.h"
+#include "kernels/precision.h"
 
 /* x rows from which the panel path replaces the tiles. 1 thread, K=1024
- * N=4096, ms tiles vs panels (shared machine): M=16 0.88 vs 1.18, M=32 1.73
- * vs 1.51, M=128 6.89 vs 5.77. */
+ * N=4096, ms tiles vs panels (shared machine, f32 tiles): M=16 0.88 vs
+ * 1.18, M=32 1.73 vs 1.51, M=128 6.89 vs 5.77. */
 #ifndef Q8_PANEL_MIN_M
 #define Q8_PANEL_MIN_M 32
 #endif
 /* f32 scratch per thread for one panel of dequantized W rows */
 #define Q8_PANEL_BYTES (512 * 1024)
-/* x rows per cache block, and prefetch distance on each W row stream (as matmul.c) */
-#define XB_BYTES (256 * 1024)
-#define PF_AHEAD 1024
+/* W bytes per column tile (reused by every x row), prefetch distance on each W row stream */
+#define WT_BYTES (256 * 1024)
+#ifndef PF_AHEAD
+#define PF_AHEAD 2048
+#endif
 
-typedef void (*qtile_fn)(const float *x, int64_t ldx, const int8_t *q, const float *s, int64_t K, float *y,
-                         int64_t ldy, const float *bias);
+#define GRP 16                     /* blocks per group = int32 lanes */
+#define GRP_BYTES (64 + 32 * GRP)  /* one group of a W row: 16 scales + codes */
+#define XG_BYTES (32 * GRP)        /* one group of an x part */
+#define XP VX_Q8_XPARTS
+#define Q8_XTINY 1e-30f /* below: 127 / max|x| could overflow */
+
+#define VX_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
+
+static pthread_once_t vnni_once = PTHREAD_ONCE_INIT;
+static int vnni;
+static void vnni_detect(void) {
+    unsigned a, b, c, d;
+    vnni = vx_cpu_has_avx512() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((c >> 11) & 1);
+}
+static int has_vnni(void) {
+    pthread_once(&vnni_once, vnni_detect);
+    return vnni;
+}
 
 static inline int64_t nblk(int64_t K) { return (K + VX_Q8_BLOCK - 1) / VX_Q8_BLOCK; }
+static inline int64_t ngrp(int64_t nb) { return (nb + GRP - 1) / GRP; }
+
+/* ---- x rows, quantized once per call ----
+ * Per row: XP parts of ng·512 code bytes in W's interleaved order (every
+ * group 16 lanes wide, zeros past the row), sx per block (÷256 with two
+ * parts; 0 past the row, NaN for a block holding a non-finite value), and
+ * −128·Σcodes per block and part (the VNNI offset). */
+typedef struct {
+    int8_t *c[2];
+    float *sx;
+    int32_t *corr[2];
+    int64_t xs, ss; /* per row: code bytes of a part, sx / corr entries */
+} xq8;
+
+/* One block of len ≤ 32 values: codes into their interleaved places (word s
+ * of block j at s·64 + 4j of the group), scale and sums. The reference
+ * arithmetic that the SIMD versions repeat exactly. */
+static void xblock1(const float *x, int len, int8_t *h, int8_t *l, float *sx, int32_t *ch, int32_t *cl) {
+    float amax = 0;
+    int bad = 0;
+    for (int i = 0; i < len; i++) {
+        float a = fabsf(x[i]);
+        if (!(a <= FLT_MAX)) bad = 1;
+        amax = a > amax ? a : amax;
+    }
+    int8_t hb[32] = {0}, lb[32] = {0};
+    int32_t sh = 0, sl = 0;
+    if (bad || amax < Q8_XTINY) {
+        *sx = bad ? NAN : 0.0f; /* NaN propagates; a block of |x| < 1e-30 counts as zeros */
+    } else {
+        const float inv = amax > 0 ? 127.0f / amax : 0.0f;
+        for (int i = 0; i < len; i++) {
+            float r = x[i] * inv, hv = rintf(r);
+            float lv = rintf((r - hv) * 256.0f);
+            lv = lv > 127.0f ? 127.0f : lv < -127.0f ? -127.0f : lv;
+            hb[i] = (int8_t)hv;
+            lb[i] = XP == 2 ? (int8_t)lv : 0;
+            sh += hb[i], sl += lb[i];
+        }
+        *sx = XP == 2 ? amax / 127.0f * (1.0f / 256.0f) : amax / 127.0f;
+    }
+    for (int s = 0; s < 8; s++) {
+        memcpy(h + s * 64, hb + 4 * s, 4);
+        if (XP == 2) memcpy(l + s * 64, lb + 4 * s, 4);
+    }
+    *ch = -128 * sh;
+    *cl = -128 * sl;
+}
+
+static VX_TARGET_AVX512 void xblock512(const float *x, int len, int8_t *h, int8_t *l, float *sx, int32_t *ch,
+                                       int32_t *cl) {
+    __mmask16 m0 = len >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << len) - 1);
+    __mmask16 m1 = len >= 32 ? (__mmask16)0xffff : len > 16 ? (__mmask16)((1u << (len - 16)) - 1) : 0;
+    __m512 x0 = _mm512_maskz_loadu_ps(m0, x), x1 = _mm512_maskz_loadu_ps(m1, x + 16);
+    __m512 a0 = _mm512_abs_ps(x0), a1 = _mm512_abs_ps(x1), big = _mm512_set1_ps(FLT_MAX);
+    if (_mm512_cmp_ps_mask(a0, big, _CMP_NLE_UQ) | _mm512_cmp_ps_mask(a1, big, _CMP_NLE_UQ)) {
+        xblock1(x, len, h, l, sx, ch, cl);
+        return;
+    }
+    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
+    if (amax < Q8_XTINY) {
+        xblock1(x, len, h, l, sx, ch, cl);
+        return;
+    }
+    const __m512 inv = _mm512_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
+    const __m512 k256 = _mm512_set1_ps(256.0f), lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+    __m512i hi32[2], lo32[2];
+    const __m512 xv[2] = {x0, x1};
+    for (int v = 0; v < 2; v++) {
+        __m512 r = _mm512_mul_ps(xv[v], inv);
+        __m512 hv = _mm512_roundscale_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m512 lv = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_sub_ps(r, hv), k256),
+                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        lv = _mm512_min_ps(_mm512_max_ps(lv, lo), hi);
+        hi32[v] = _mm512_cvtps_epi32(hv);
+        lo32[v] = XP == 2 ? _mm512_cvtps_epi32(lv) : _mm512_setzero_si512();
+    }
+    /* bytes 0..15 and 16..31: word s of the block is dword s of the pair */
+    __m256i hb = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(hi32[0])),
+                                         _mm512_cvtepi32_epi8(hi32[1]), 1);
+    __m256i lb = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(lo32[0])),
+                                         _mm512_cvtepi32_epi8(lo32[1]), 1);
+    const __m256i idx = _mm256_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112); /* s·64 bytes in dwords */
+    _mm256_i32scatter_epi32((int *)h, idx, hb, 4);
+    if (XP == 2) _mm256_i32scatter_epi32((int *)l, idx, lb, 4);
+    *sx = XP == 2 ? amax / 127.0f * (1.0f / 256.0f) : amax / 127.0f;
+    *ch = -128 * _mm512_reduce_add_epi32(_mm512_add_epi32(hi32[0], hi32[1]));
+    *cl = -128 * _mm512_reduce_add_epi32(_mm512_add_epi32(lo32[0], lo32[1]));
+}
+
+static VX_TARGET_AVX2 void xblock256(const float *x, int len, int8_t *h, int8_t *l, float *sx, int32_t *ch,
+                                     int32_t *cl) {
+    if (len < 32) {
+        xblock1(x, len, h, l, sx, ch, cl);
+        return;
+    }
+    const __m256 sgn = _mm256_set1_ps(-0.0f), big = _mm256_set1_ps(FLT_MAX);
+    __m256 xv[4], mx = _mm256_setzero_ps();
+    int bad = 0;
+    for (int v = 0; v < 4; v++) {
+        xv[v] = _mm256_loadu_ps(x + 8 * v);
+        __m256 a = _mm256_andnot_ps(sgn, xv[v]);
+        bad |= _mm256_movemask_ps(_mm256_cmp_ps(a, big, _CMP_NLE_UQ));
+        mx = _mm256_max_ps(mx, a);
+    }
+    if (bad) {
+        xblock1(x, len, h, l, sx, ch, cl);
+        return;
+    }
+    const float amax = vx_hmax256(mx);
+    if (amax < Q8_XTINY) {
+        xblock1(x, len, h, l, sx, ch, cl);
+        return;
+    }
+    const __m256 inv = _mm256_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
+    const __m256 k256 = _mm256_set1_ps(256.0f), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+    __m256i hq[4], lq[4], sh = _mm256_setzero_si256(), sl = _mm256_setzero_si256();
+    for (int v = 0; v < 4; v++) {
+        __m256 r = _mm256_mul_ps(xv[v], inv);
+        __m256 hv = _mm256_round_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m256 lv = _mm256_round_ps(_mm256_mul_ps(_mm256_sub_ps(r, hv), k256),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        lv = _mm256_min_ps(_mm256_max_ps(lv, lo), hi);
+        hq[v] = _mm256_cvtps_epi32(hv);
+        lq[v] = XP == 2 ? _mm256_cvtps_epi32(lv) : _mm256_setzero_si256();
+        sh = _mm256_add_epi32(sh, hq[v]);
+        sl = _mm256_add_epi32(sl, lq[v]);
+    }
+    /* 32 int32 → 32 bytes in order: packs work per 128-bit lane, then fix the dword order */
+    const __m256i fix = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    __m256i hb = _mm256_permutevar8x32_epi32(
+        _mm256_packs_epi16(_mm256_packs_epi32(hq[0], hq[1]), _mm256_packs_epi32(hq[2], hq[3])), fix);
+    __m256i lb = _mm256_permutevar8x32_epi32(
+        _mm256_packs_epi16(_mm256_packs_epi32(lq[0], lq[1]), _mm256_packs_epi32(lq[2], lq[3])), fix);
+    int32_t hw[8], lw[8];
+    _mm256_storeu_si256((__m256i *)hw, hb);
+    _mm256_storeu_si256((__m256i *)lw, lb);
+    for (int s = 0; s < 8; s++) {
+        memcpy(h + s * 64, hw + s, 4);
+        if (XP == 2) memcpy(l + s * 64, lw + s, 4);
+    }
+    __m128i t = _mm_add_epi32(_mm256_castsi256_si128(sh), _mm256_extracti128_si256(sh, 1));
+    __m128i u = _mm_add_epi32(_mm256_castsi256_si128(sl), _mm256_extracti128_si256(sl, 1));
+    t = _mm_hadd_epi32(t, t), u = _mm_hadd_epi32(u, u);
+    t = _mm_hadd_epi32(t, t), u = _mm_hadd_epi32(u, u);
+    *sx = XP == 2 ? amax / 127.0f * (1.0f / 256.0f) : amax / 127.0f;
+    *ch = -128 * _mm_cvtsi128_si32(t);
+    *cl = -128 * _mm_cvtsi128_si32(u);
+}
+
+/* Quantizes M rows of x (K each) into X (buffer from xq8_alloc). */
+static void xq8_fill(int isa, xq8 *X, const float *x, int64_t M, int64_t K) {
+    const int64_t nb = nblk(K);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t b = 0; b < nb; b++) {
+            const int64_t G = b / GRP, j = b % GRP, k = b * VX_Q8_BLOCK;
+            const int len = K - k < VX_Q8_BLOCK ? (int)(K - k) : VX_Q8_BLOCK;
+            int8_t *h = X->c[0] + m * X->xs + G * XG_BYTES + 4 * j, *l = X->c[1] + m * X->xs + G * XG_BYTES + 4 * j;
+            float *sx = X->sx + m * X->ss + b;
+            int32_t *ch = X->corr[0] + m * X->ss + b, *cl = X->corr[1] + m * X->ss + b;
+            if (isa >= VX_ISA_AVX512) xblock512(x + m * K + k, len, h, l, sx, ch, cl);
+            else if (isa >= VX_ISA_AVX2) xblock256(x + m * K + k, len, h, l, sx, ch, cl);
+            else xblock1(x + m * K + k, len, h, l, sx, ch, cl);
+        }
+}
+
+/* One allocation (free() it) holding X's arrays for M rows, zeroed. */
+static void *xq8_alloc(xq8 *X, int64_t M, int64_t K) {
+    const int64_t ng = ngrp(nblk(K));
+    X->xs = ng * XG_BYTES;
+    X->ss = ng * GRP;
+    const size_t codes = (size_t)(M * X->xs), ents = (size_t)(M * X->ss);
+    char *p = calloc(1, 2 * codes + 3 * ents * 4 + 64);
+    if (!p) return NULL;
+    X->sx = (float *)p;
+    X->corr[0] = (int32_t *)(p + ents * 4);
+    X->corr[1] = (int32_t *)(p + 2 * ents * 4);
+    X->c[0] = (int8_t *)(p + 3 * ents * 4);
+    X->c[1] = X->c[0] + codes;
+    return p;
+}
+
+/* The 16-lane sum in one fixed order: lanes i + 8, then vx_hsum256's tree. */
+static float red16(const float *v) {
+    float a[8];
+    for (int i = 0; i < 8; i++) a[i] = v[i] + v[i + 8];
+    float b0 = a[0] + a[4], b1 = a[1] + a[5], b2 = a[2] + a[6], b3 = a[3] + a[7];
+    return (b0 + b2) + (b1 + b3);
+}
+VX_INLINE VX_TARGET_AVX2 float red16_256(__m256 lo, __m256 hi) { return vx_hsum256(_mm256_add_ps(lo, hi)); }
 
 /* Prefetch offset on a row stream of a tile of NR rows: PF_AHEAD bytes
  * ahead, or near the end of the row the same row of the next tile. */
-static inline int64_t pf_off(int64_t k, int64_t K, int NR) {
-    int64_t off = k + PF_AHEAD;
-    return off < K ? off : off + (NR - 1) * K;
+static inline int64_t pf_off(int64_t o, int64_t RS, int NR) {
+    int64_t off = o + PF_AHEAD;
+    return off < RS ? off : off + (NR - 1) * RS;
 }
 
-/* ---- AVX-512: 16 lanes, a block is two vectors ---- */
+typedef void (*qtile_fn)(const xq8 *X, int64_t m0, const uint8_t *w, int64_t RS, int64_t nb, float *y,
+                         int64_t ldy, const float *bias);
 
-VX_INLINE VX_TARGET_AVX512 __m512 q16(const int8_t *p) {
-    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p)));
-}
-VX_INLINE VX_TARGET_AVX512 __m512 q16m(const int8_t *p, __mmask16 m) {
-    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, p)));
-}
+/* ---- AVX-512 VNNI ---- */
 
-VX_INLINE VX_TARGET_AVX512 void qtile512(int MB, int NR, const float *x, int64_t ldx, const int8_t *q,
-                                         const float *s, int64_t K, float *y, int64_t ldy, const float *bias) {
-    const int64_t nb = nblk(K);
-    __m512 acc[4][8];
+/* The 8 steps of one group: 64 bytes (16 lanes × 4 values) of each W row
+ * against each x part. g = 16 for full groups (compile-time), else masked. */
+VX_INLINE VX_TARGET_VNNI void vsteps(int MB, int NR, int g, const xq8 *X, int64_t m0, int64_t G, const uint8_t *w,
+                                     int64_t RS, __m512i ah[4][8], __m512i al[4][8]) {
+    const __mmask64 mask = g == 16 ? ~(__mmask64)0 : (((__mmask64)1 << (4 * g)) - 1);
+    const uint8_t *wg = w + G * GRP_BYTES;
     _Pragma("GCC unroll 8")
-    for (int m = 0; m < MB; m++)
-        _Pragma("GCC unroll 8")
-        for (int r = 0; r < NR; r++) acc[m][r] = _mm512_setzero_ps();
-    int64_t k = 0, b = 0;
-    for (; k + 32 <= K; k += 32, b++) {
-        __m512 xl[4], xh[4];
-        _Pragma("GCC unroll 8")
+    for (int s = 0; s < 8; s++) {
+        __m512i xh[4], xl[4];
+        _Pragma("GCC unroll 4")
         for (int m = 0; m < MB; m++) {
-            xl[m] = _mm512_loadu_ps(x + m * ldx + k);
-            xh[m] = _mm512_loadu_ps(x + m * ldx + k + 16);
-        }
-        if (!(k & 63))
-            _Pragma("GCC unroll 8")
-            for (int r = 0; r < NR; r++) _mm_prefetch((const char *)q + r * K + pf_off(k, K, NR), _MM_HINT_T0);
-        _Pragma("GCC unroll 8")
-        for (int r = 0; r < NR; r++) {
-            const int8_t *qr = q + r * K + k;
-            __m512 wl = q16(qr), wh = q16(qr + 16), sc = _mm512_set1_ps(s[r * nb + b]);
-            _Pragma("GCC unroll 8")
-            for (int m = 0; m < MB; m++) {
-                __m512 t = _mm512_mul_ps(xl[m], wl);
-                t = _mm512_fmadd_ps(xh[m], wh, t);
-                acc[m][r] = _mm512_fmadd_ps(t, sc, acc[m][r]);
-            }
-        }
-    }
-    if (k < K) { /* short last block: masked loads, zeros beyond K */
-        int64_t rem = K - k;
-        __mmask16 ml = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
-        __mmask16 mh = rem > 16 ? (__mmask16)((1u << (rem - 16)) - 1) : 0;
-        __m512 xl[4], xh[4];
-        _Pragma("GCC unroll 8")
-        for (int m = 0; m < MB; m++) {
-            xl[m] = _mm512_maskz_loadu_ps(ml, x + m * ldx + k);
-            xh[m] = _mm512_maskz_loadu_ps(mh, x + m * ldx + k + 16);
+            const int8_t *xp = X->c[0] + (m0 + m) * X->xs + G * XG_BYTES + s * 64;
+            xh[m] = _mm512_loadu_si512(xp);
+            if (XP == 2) xl[m] = _mm512_loadu_si512(xp + (X->c[1] - X->c[0]));
         }
         _Pragma("GCC unroll 8")
         for (int r = 0; r < NR; r++) {
-            const int8_t *qr = q + r * K + k;
-            __m512 wl = q16m(qr, ml), wh = q16m(qr + 16, mh), sc = _mm512_set1_ps(s[r * nb + b]);
-            _Pragma("GCC unroll 8")
+            const uint8_t *p = wg + r * RS + 64 + s * 4 * g;
+            /* one line of the row PF_AHEAD ahead per 64 bytes (the 9th of a full group at step 7) */
+            __m512i wv = g == 16 ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(mask, p);
+            _Pragma("GCC unroll 4")
             for (int m = 0; m < MB; m++) {
-                __m512 t = _mm512_mul_ps(xl[m], wl);
-                t = _mm512_fmadd_ps(xh[m], wh, t);
-                acc[m][r] = _mm512_fmadd_ps(t, sc, acc[m][r]);
+                ah[m][r] = _mm512_dpbusd_epi32(ah[m][r], wv, xh[m]);
+                if (XP == 2) al[m][r] = _mm512_dpbusd_epi32(al[m][r], wv, xl[m]);
             }
         }
     }
-    _Pragma("GCC unroll 8")
-    for (int m = 0; m < MB; m++)
-        _Pragma("GCC unroll 8")
-        for (int r = 0; r < NR; r++) y[m * ldy + r] = vx_hsum512(acc[m][r]) + (bias ? bias[r] : 0.0f);
 }
 
-/* ---- AVX2: 8 lanes, a block is four vectors; the short last block is scalar ---- */
-
-VX_INLINE VX_TARGET_AVX2 __m256 q8v(const int8_t *p) {
-    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
-}
-
-VX_INLINE VX_TARGET_AVX2 void qtile256(int MB, int NR, const float *x, int64_t ldx, const int8_t *q,
-                                       const float *s, int64_t K, float *y, int64_t ldy, const float *bias) {
-    const int64_t nb = nblk(K);
-    __m256 acc[4][4];
+VX_INLINE VX_TARGET_VNNI void vtile(int MB, int NR, const xq8 *X, int64_t m0, const uint8_t *w, int64_t RS,
+                                    int64_t nb, float *y, int64_t ldy, const float *bias) {
+    const int64_t ng = ngrp(nb);
+    __m512 fa[4][8];
     _Pragma("GCC unroll 4")
     for (int m = 0; m < MB; m++)
+        _Pragma("GCC unroll 8")
+        for (int r = 0; r < NR; r++) fa[m][r] = _mm512_setzero_ps();
+    for (int64_t G = 0; G < ng; G++) {
+        const int g = nb - G * GRP < GRP ? (int)(nb - G * GRP) : GRP;
+        const uint8_t *wg = w + G * GRP_BYTES;
+        __m512i ah[4][8], al[4][8];
         _Pragma("GCC unroll 4")
-        for (int r = 0; r < NR; r++) acc[m][r] = _mm256_setzero_ps();
-    int64_t k = 0, b = 0;
-    for (; k + 32 <= K; k += 32, b++) {
-        if (!(k & 63))
-            _Pragma("GCC unroll 4")
-            for (int r = 0; r < NR; r++) _mm_prefetch((const char *)q + r * K + pf_off(k, K, NR), _MM_HINT_T0);
-        _Pragma("GCC unroll 4")
+        for (int m = 0; m < MB; m++) {
+            __m512i ch = _mm512_loadu_si512(X->corr[0] + (m0 + m) * X->ss + G * GRP);
+            __m512i cl = XP == 2 ? _mm512_loadu_si512(X->corr[1] + (m0 + m) * X->ss + G * GRP) : ch;
+            _Pragma("GCC unroll 8")
+            for (int r = 0; r < NR; r++) ah[m][r] = ch, al[m][r] = cl;
+        }
+        /* the lines PF_AHEAD past this group in every row (past a row's end: the next
+         * tile's rows). As loops: fully unrolled (-O3) they measured slower. */
+        _Pragma("GCC unroll 1")
+        for (int r = 0; r < NR; r++)
+            _Pragma("GCC unroll 1")
+            for (int64_t c = 0; c < GRP_BYTES; c += 64)
+                _mm_prefetch((const char *)w + r * RS + pf_off(G * GRP_BYTES + c, RS, NR), _MM_HINT_T0);
+        if (g == GRP) vsteps(MB, NR, 16, X, m0, G, w, RS, ah, al);
+        else vsteps(MB, NR, g, X, m0, G, w, RS, ah, al);
+        _Pragma("GCC unroll 8")
         for (int r = 0; r < NR; r++) {
-            const int8_t *qr = q + r * K + k;
-            __m256 w0 = q8v(qr), w1 = q8v(qr + 8), w2 = q8v(qr + 16), w3 = q8v(qr + 24);
-            __m256 sc = _mm256_set1_ps(s[r * nb + b]);
+            __m512 sw = _mm512_loadu_ps((const float *)(wg + r * RS));
             _Pragma("GCC unroll 4")
             for (int m = 0; m < MB; m++) {
-                const float *xm = x + m * ldx + k;
-                __m256 t = _mm256_mul_ps(_mm256_loadu_ps(xm), w0);
-                t = _mm256_fmadd_ps(_mm256_loadu_ps(xm + 8), w1, t);
-                t = _mm256_fmadd_ps(_mm256_loadu_ps(xm + 16), w2, t);
-                t = _mm256_fmadd_ps(_mm256_loadu_ps(xm + 24), w3, t);
-                acc[m][r] = _mm256_fmadd_ps(t, sc, acc[m][r]);
+                __m512 sc = _mm512_mul_ps(sw, _mm512_loadu_ps(X->sx + (m0 + m) * X->ss + G * GRP));
+                __m512i I = XP == 2 ? _mm512_add_epi32(_mm512_slli_epi32(ah[m][r], 8), al[m][r]) : ah[m][r];
+                fa[m][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(I), sc, fa[m][r]);
             }
         }
     }
     _Pragma("GCC unroll 4")
     for (int m = 0; m < MB; m++)
-        _Pragma("GCC unroll 4")
-        for (int r = 0; r < NR; r++) {
-            float v = vx_hsum256(acc[m][r]);
-            if (k < K) {
-                const int8_t *qr = q + r * K;
-                float t = 0;
-                for (int64_t j = k; j < K; j++) t += x[m * ldx + j] * (float)qr[j];
-                v += t * s[r * nb + b];
-            }
-            y[m * ldy + r] = v + (bias ? bias[r] : 0.0f);
-        }
+        _Pragma("GCC unroll 8")
+        for (int r = 0; r < NR; r++)
+            y[m * ldy + r] = red16_256(_mm512_castps512_ps256(fa[m][r]), _mm512_extractf32x8_ps(fa[m][r], 1)) +
+                             (bias ? bias[r] : 0.0f);
 }
 
-/* ---- scalar reference: 8 partial sums per block, then scaled ---- */
+/* ---- AVX2: a group as two 8-lane halves; |x| · sign(x)·q by vpmaddubsw ---- */
 
-static inline void qtile1(int MB, int NR, const float *x, int64_t ldx, const int8_t *q, const float *s, int64_t K,
-                          float *y, int64_t ldy, const float *bias) {
-    const int64_t nb = nblk(K);
-    for (int r = 0; r < NR; r++) {
-        const int8_t *qr = q + r * K;
-        for (int m = 0; m < MB; m++) {
-            const float *xm = x + m * ldx;
-            float acc = 0;
-            for (int64_t k = 0, b = 0; k < K; k += VX_Q8_BLOCK, b++) {
-                int64_t e = k + VX_Q8_BLOCK < K ? k + VX_Q8_BLOCK : K;
-                float p[8] = {0};
-                for (int64_t j = k; j < e; j++) p[(j - k) & 7] += xm[j] * (float)qr[j];
-                float t = ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
-                acc += t * s[r * nb + b];
+VX_INLINE VX_TARGET_AVX2 void atile(int MB, int NR, const xq8 *X, int64_t m0, const uint8_t *w, int64_t RS,
+                                    int64_t nb, float *y, int64_t ldy, const float *bias) {
+    const int64_t ng = ngrp(nb);
+    const __m256i ones = _mm256_set1_epi16(1), off = _mm256_set1_epi8((char)0x80);
+    __m256 fa[4][4][2];
+    _Pragma("GCC unroll 4")
+    for (int m = 0; m < MB; m++)
+        _Pragma("GCC unroll 4")
+        for (int r = 0; r < NR; r++) fa[m][r][0] = fa[m][r][1] = _mm256_setzero_ps();
+    for (int64_t G = 0; G < ng; G++) {
+        const int g = nb - G * GRP < GRP ? (int)(nb - G * GRP) : GRP;
+        const uint8_t *wg = w + G * GRP_BYTES;
+        const int64_t o = G * GRP_BYTES;
+        for (int half = 0; half < 2; half++) {
+            const int gl = g - 8 * half; /* lanes of this half that hold blocks */
+            if (gl <= 0) break;
+            const __m256i lm = _mm256_cmpgt_epi32(_mm256_set1_epi32(gl), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            __m256i ah[4][4], al[4][4];
+            _Pragma("GCC unroll 4")
+            for (int m = 0; m < MB; m++)
+                _Pragma("GCC unroll 4")
+                for (int r = 0; r < NR; r++) ah[m][r] = al[m][r] = _mm256_setzero_si256();
+            for (int s = 0; s < 8; s++) {
+                __m256i xh[4], xl[4], ah_[4], al_[4];
+                _Pragma("GCC unroll 4")
+                for (int m = 0; m < MB; m++) {
+                    const int8_t *xp = X->c[0] + (m0 + m) * X->xs + G * XG_BYTES + s * 64 + half * 32;
+                    xh[m] = _mm256_loadu_si256((const __m256i *)xp);
+                    ah_[m] = _mm256_abs_epi8(xh[m]);
+                    if (XP == 2) {
+                        xl[m] = _mm256_loadu_si256((const __m256i *)(xp + (X->c[1] - X->c[0])));
+                        al_[m] = _mm256_abs_epi8(xl[m]);
+                    }
+                }
+                _Pragma("GCC unroll 4")
+                for (int r = 0; r < NR; r++) {
+                    const uint8_t *p = wg + r * RS + 64 + s * 4 * g + half * 32;
+                    if (!half) _mm_prefetch((const char *)w + r * RS + pf_off(o + 64 * s, RS, NR), _MM_HINT_T0);
+                    if (!half && s == 7) _mm_prefetch((const char *)w + r * RS + pf_off(o + 512, RS, NR), _MM_HINT_T0);
+                    __m256i wv = gl >= 8 ? _mm256_loadu_si256((const __m256i *)p) : _mm256_maskload_epi32((const int *)p, lm);
+                    wv = _mm256_xor_si256(wv, off); /* q + 128 → q */
+                    _Pragma("GCC unroll 4")
+                    for (int m = 0; m < MB; m++) {
+                        __m256i t = _mm256_maddubs_epi16(ah_[m], _mm256_sign_epi8(wv, xh[m]));
+                        ah[m][r] = _mm256_add_epi32(ah[m][r], _mm256_madd_epi16(t, ones));
+                        if (XP == 2) {
+                            t = _mm256_maddubs_epi16(al_[m], _mm256_sign_epi8(wv, xl[m]));
+                            al[m][r] = _mm256_add_epi32(al[m][r], _mm256_madd_epi16(t, ones));
+                        }
+                    }
+                }
             }
-            y[m * ldy + r] = acc + (bias ? bias[r] : 0.0f);
+            _Pragma("GCC unroll 4")
+            for (int r = 0; r < NR; r++) {
+                __m256 sw = _mm256_loadu_ps((const float *)(wg + r * RS) + 8 * half);
+                _Pragma("GCC unroll 4")
+                for (int m = 0; m < MB; m++) {
+                    __m256 sc = _mm256_mul_ps(sw, _mm256_loadu_ps(X->sx + (m0 + m) * X->ss + G * GRP + 8 * half));
+                    __m256i I = XP == 2 ? _mm256_add_epi32(_mm256_slli_epi32(ah[m][r], 8), al[m][r]) : ah[m][r];
+                    fa[m][r][half] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I), sc, fa[m][r][half]);
+                }
+            }
         }
     }
+    _Pragma("GCC unroll 4")
+    for (int m = 0; m < MB; m++)
+        _Pragma("GCC unroll 4")
+        for (int r = 0; r < NR; r++) y[m * ldy + r] = red16_256(fa[m][r][0], fa[m][r][1]) + (bias ? bias[r] : 0.0f);
+}
+
+/* ---- scalar reference: the same integer sums and float operations ---- */
+
+static inline void stile(int MB, int NR, const xq8 *X, int64_t m0, const uint8_t *w, int64_t RS, int64_t nb,
+                         float *y, int64_t ldy, const float *bias) {
+    const int64_t ng = ngrp(nb);
+    for (int r = 0; r < NR; r++)
+        for (int m = 0; m < MB; m++) {
+            const int8_t *xh = X->c[0] + (m0 + m) * X->xs, *xl = X->c[1] + (m0 + m) * X->xs;
+            const float *sx = X->sx + (m0 + m) * X->ss;
+            float fa[GRP] = {0};
+            for (int64_t G = 0; G < ng; G++) {
+                const int g = nb - G * GRP < GRP ? (int)(nb - G * GRP) : GRP;
+                const uint8_t *wg = w + r * RS + G * GRP_BYTES;
+                for (int j = 0; j < g; j++) {
+                    int32_t ih = 0, il = 0;
+                    for (int p = 0; p < 32; p++) {
+                        int q = (int)wg[64 + (p / 4) * 4 * g + 4 * j + p % 4] - 128;
+                        int64_t xo = G * XG_BYTES + (p / 4) * 64 + 4 * j + p % 4;
+                        ih += q * xh[xo];
+                        il += q * xl[xo];
+                    }
+                    float sw;
+                    memcpy(&sw, wg + 4 * j, sizeof sw);
+                    int32_t I = XP == 2 ? ih * 256 + il : ih;
+                    fa[j] = fmaf((float)I, sw * sx[G * GRP + j], fa[j]);
+                }
+            }
+            y[m * ldy + r] = red16(fa) + (bias ? bias[r] : 0.0f);
+        }
 }
 
 #define QTILE_ARGS                                                                                               \
-    const float *x, int64_t ldx, const int8_t *q, const float *s, int64_t K, float *y, int64_t ldy, const float *bias
-#define QTILE_PASS x, ldx, q, s, K, y, ldy, bias
-#define DEF_QTILE(ISA, ATTR, FN, MB, NR)                                                                        \
-    static ATTR void q##ISA##_##MB##_##NR(QTILE_ARGS) { FN(MB, NR, QTILE_PASS); }
-#define DEF_QISA(ISA, ATTR, FN, NR12, NR34)                                                                     \
-    DEF_QTILE(ISA, ATTR, FN, 1, NR12)                                                                           \
-    DEF_QTILE(ISA, ATTR, FN, 2, NR12)                                                                           \
-    DEF_QTILE(ISA, ATTR, FN, 3, NR34)                                                                           \
-    DEF_QTILE(ISA, ATTR, FN, 4, NR34)                                                                           \
-    DEF_QTILE(ISA, ATTR, FN, 1, 1)                                                                              \
-    DEF_QTILE(ISA, ATTR, FN, 2, 1)                                                                              \
-    DEF_QTILE(ISA, ATTR, FN, 3, 1)                                                                              \
-    DEF_QTILE(ISA, ATTR, FN, 4, 1)
+    const xq8 *X, int64_t m0, const uint8_t *w, int64_t RS, int64_t nb, float *y, int64_t ldy, const float *bias
+#define QTILE_PASS X, m0, w, RS, nb, y, ldy, bias
+#define DEF_QTILE(ISA, ATTR, FN, MB, NR, TAG)                                                                   \
+    static ATTR void q##ISA##_##MB##_##TAG(QTILE_ARGS) { FN(MB, NR, QTILE_PASS); }
+#define DEF_QISA(ISA, ATTR, FN, NR1, NR2, NR34)                                                                 \
+    DEF_QTILE(ISA, ATTR, FN, 1, NR1, w)                                                                         \
+    DEF_QTILE(ISA, ATTR, FN, 2, NR2, w)                                                                         \
+    DEF_QTILE(ISA, ATTR, FN, 3, NR34, w)                                                                        \
+    DEF_QTILE(ISA, ATTR, FN, 4, NR34, w)                                                                        \
+    DEF_QTILE(ISA, ATTR, FN, 1, 1, 1)                                                                           \
+    DEF_QTILE(ISA, ATTR, FN, 2, 1, 1)                                                                           \
+    DEF_QTILE(ISA, ATTR, FN, 3, 1, 1)                                                                           \
+    DEF_QTILE(ISA, ATTR, FN, 4, 1, 1)
 
 typedef struct {
     qtile_fn wide, one;
     int nr;
 } qtile_set;
-#define QSET(ISA, MB, NR) {q##ISA##_##MB##_##NR, q##ISA##_##MB##_1, NR}
-#define QSETS(ISA, NR12, NR34) {QSET(ISA, 1, NR12), QSET(ISA, 2, NR12), QSET(ISA, 3, NR34), QSET(ISA, 4, NR34)}
+#define QSET(ISA, MB, NR) {q##ISA##_##MB##_w, q##ISA##_##MB##_1, NR}
+#define QSETS(ISA, NR1, NR2, NR34)                                                                              \
+    {QSET(ISA, 1, NR1), QSET(ISA, 2, NR2), QSET(ISA, 3, NR34), QSET(ISA, 4, NR34)}
 
-/* Registers: AVX-512 (32) holds MB·NR accumulators + 2·MB x vectors + 4;
- * AVX2 (16) MB·NR accumulators + 6. */
-DEF_QISA(s1, , qtile1, 4, 4)
-DEF_QISA(v2, VX_TARGET_AVX2, qtile256, 4, 2)
-DEF_QISA(v5, VX_TARGET_AVX512, qtile512, 8, 4)
+/* Tile widths (W rows per x row group), by registers: VNNI (32 zmm) holds
+ * XP·MB·NR int32 and MB·NR float accumulators plus XP·MB x vectors; AVX2
+ * (16 ymm) spills some at every width, so it keeps them narrow. */
+#ifndef Q8_V_NR1
+#define Q8_V_NR1 8
+#endif
+#ifndef Q8_V_NR2
+#define Q8_V_NR2 4
+#endif
+#ifndef Q8_V_NR34
+#define Q8_V_NR34 2
+#endif
+#ifndef Q8_A_NR1
+#define Q8_A_NR1 2
+#endif
+#ifndef Q8_A_NR2
+#define Q8_A_NR2 2
+#endif
+DEF_QISA(s1, , stile, 4, 4, 4)
+DEF_QISA(v2, VX_TARGET_AVX2, atile, Q8_A_NR1, Q8_A_NR2, 2)
+DEF_QISA(v5, VX_TARGET_VNNI, vtile, Q8_V_NR1, Q8_V_NR2, Q8_V_NR34)
 
-/* qtiles[isa][MB − 1] */
-static const qtile_set qtiles[3][4] = {QSETS(s1, 4, 4), QSETS(v2, 4, 2), QSETS(v5, 8, 4)};
+/* qtiles[kernel][MB − 1]: 0 scalar, 1 AVX2, 2 VNNI */
+static const qtile_set qtiles[3][4] = {QSETS(s1, 4, 4, 4), QSETS(v2, Q8_A_NR1, Q8_A_NR2, 2),
+                                       QSETS(v5, Q8_V_NR1, Q8_V_NR2, Q8_V_NR34)};
 
-/* y[:, n0:n1] for all M rows, one thread, blocked as matmul.c's linear_stream. */
-static void q8_stream(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int64_t n0,
-                      int64_t n1) {
-    const vx_q8 *h = W->data;
-    const int64_t K = W->cols, N = W->rows, nb = nblk(K);
-    int64_t nt = K > 0 ? (int64_t)(256 * 1024 / K) / 8 * 8 : n1 - n0;
-    int64_t xb = K > 0 ? (int64_t)(XB_BYTES / (K * sizeof(float))) / 4 * 4 : M;
+/* y[:, n0:n1] for M x rows from row m0 of X, one thread: column tiles of
+ * W that stay in L2 while every x row passes over them. */
+static void q8_stream(int kern, const xq8 *X, int64_t m0, float *y, int64_t M, const vx_mat *W, const float *bias,
+                      int64_t n0, int64_t n1) {
+    const uint8_t *q = (const uint8_t *)((const vx_q8 *)W->data)->q;
+    const int64_t K = W->cols, N = W->rows, nb = nblk(K), RS = vx_q8_row_bytes(K);
+    int64_t nt = RS > 0 ? WT_BYTES / RS / 8 * 8 : n1 - n0;
     if (nt < 8) nt = 8;
-    if (xb < 4) xb = 4;
-    for (int64_t m0 = 0; m0 < M; m0 += xb) {
-        int64_t m1 = m0 + xb < M ? m0 + xb : M;
-        for (int64_t a = n0; a < n1; a += nt) {
-            int64_t b = a + nt < n1 ? a + nt : n1;
-            for (int64_t m = m0; m < m1; m += 4) {
-                int mb = m1 - m < 4 ? (int)(m1 - m) : 4;
-                const qtile_set *ts = &qtiles[isa][mb - 1];
-                const float *xm = x + m * K;
-                float *ym = y + m * N;
-                int64_t n = a;
-                for (; n + ts->nr <= b; n += ts->nr)
-                    ts->wide(xm, K, h->q + n * K, h->scale + n * nb, K, ym + n, N, bias ? bias + n : NULL);
-                for (; n < b; n++)
-                    ts->one(xm, K, h->q + n * K, h->scale + n * nb, K, ym + n, N, bias ? bias + n : NULL);
-            }
+    for (int64_t a = n0; a < n1; a += nt) {
+        int64_t b = a + nt < n1 ? a + nt : n1;
+        for (int64_t m = 0; m < M; m += 4) {
+            int mb = M - m < 4 ? (int)(M - m) : 4;
+            const qtile_set *ts = &qtiles[kern][mb - 1];
+            float *ym = y + m * N;
+            int64_t n = a;
+            for (; n + ts->nr <= b; n += ts->nr) ts->wide(X, m0 + m, q + n * RS, RS, nb, ym + n, N, bias ? bias + n : NULL);
+            for (; n < b; n++) ts->one(X, m0 + m, q + n * RS, RS, nb, ym + n, N, bias ? bias + n : NULL);
         }
     }
 }
@@ -254,33 +531,72 @@ static void q8_range(int64_t len, int align, int t, int nt, int64_t *a, int64_t 
     *b = *a + step < len ? *a + step : len;
 }
 
-/* One row of K values → f32 (the same products q·scale at every level). */
-static VX_TARGET_AVX512 void deq_row512(float *d, const int8_t *q, const float *s, int64_t K) {
-    int64_t k = 0;
-    for (; k + 16 <= K; k += 16) _mm512_storeu_ps(d + k, _mm512_mul_ps(q16(q + k), _mm512_set1_ps(s[k / 32])));
-    if (k < K) {
-        __mmask16 m = (__mmask16)((1u << (K - k)) - 1);
-        _mm512_mask_storeu_ps(d + k, m, _mm512_mul_ps(q16m(q + k, m), _mm512_set1_ps(s[k / 32])));
+/* ---- dequantization for the panel path: W row → f32, value q · scale ---- */
+
+static void deq_group1(float *d, const uint8_t *grp, int g) {
+    for (int j = 0; j < g; j++) {
+        float sw;
+        memcpy(&sw, grp + 4 * j, sizeof sw);
+        for (int p = 0; p < 32; p++)
+            d[j * 32 + p] = (float)((int)grp[64 + (p / 4) * 4 * g + 4 * j + p % 4] - 128) * sw;
     }
 }
-static VX_TARGET_AVX2 void deq_row256(float *d, const int8_t *q, const float *s, int64_t K) {
-    int64_t k = 0;
-    for (; k + 8 <= K; k += 8) _mm256_storeu_ps(d + k, _mm256_mul_ps(q8v(q + k), _mm256_set1_ps(s[k / 32])));
-    for (; k < K; k++) d[k] = (float)q[k] * s[k / 32];
+/* A full group: step s holds values 4s..4s+3 of the 16 blocks */
+static VX_TARGET_AVX512 void deq_group512(float *d, const uint8_t *grp) {
+    const __m512 sw = _mm512_loadu_ps((const float *)grp);
+    __m512 swq[4]; /* lanes 4c..4c+3's scales, each 4 times */
+    for (int c = 0; c < 4; c++)
+        swq[c] = _mm512_permutexvar_ps(_mm512_setr_epi32(4 * c, 4 * c, 4 * c, 4 * c, 4 * c + 1, 4 * c + 1, 4 * c + 1,
+                                                         4 * c + 1, 4 * c + 2, 4 * c + 2, 4 * c + 2, 4 * c + 2,
+                                                         4 * c + 3, 4 * c + 3, 4 * c + 3, 4 * c + 3),
+                                       sw);
+    for (int s = 0; s < 8; s++) {
+        const uint8_t *src = grp + 64 + 64 * s;
+#define DEQ4(c)                                                                                                  \
+    do {                                                                                                         \
+        __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + 16 * (c))), _mm_set1_epi8((char)0x80)); \
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), swq[c]);                           \
+        _mm_storeu_ps(d + (4 * (c) + 0) * 32 + 4 * s, _mm512_extractf32x4_ps(f, 0));                             \
+        _mm_storeu_ps(d + (4 * (c) + 1) * 32 + 4 * s, _mm512_extractf32x4_ps(f, 1));                             \
+        _mm_storeu_ps(d + (4 * (c) + 2) * 32 + 4 * s, _mm512_extractf32x4_ps(f, 2));                             \
+        _mm_storeu_ps(d + (4 * (c) + 3) * 32 + 4 * s, _mm512_extractf32x4_ps(f, 3));                             \
+    } while (0)
+        DEQ4(0);
+        DEQ4(1);
+        DEQ4(2);
+        DEQ4(3);
+#undef DEQ4
+    }
 }
-static void deq_row1(float *d, const int8_t *q, const float *s, int64_t K) {
-    for (int64_t k = 0; k < K; k++) d[k] = (float)q[k] * s[k / VX_Q8_BLOCK];
+static VX_TARGET_AVX2 void deq_group256(float *d, const uint8_t *grp) {
+    for (int s = 0; s < 8; s++)
+        for (int c = 0; c < 8; c++) { /* blocks 2c, 2c+1 */
+            __m128i b = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(grp + 64 + 64 * s + 8 * c)), _mm_set1_epi8((char)0x80));
+            const float *sw = (const float *)grp + 2 * c;
+            __m256 sc = _mm256_setr_m128(_mm_set1_ps(sw[0]), _mm_set1_ps(sw[1]));
+            __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)), sc);
+            _mm_storeu_ps(d + (2 * c) * 32 + 4 * s, _mm256_castps256_ps128(f));
+            _mm_storeu_ps(d + (2 * c + 1) * 32 + 4 * s, _mm256_extractf128_ps(f, 1));
+        }
 }
 
 /* W rows [n0, n1) → f32 (row-major, K per row). */
 static void q8_dequant(int isa, float *dst, const vx_mat *W, int64_t n0, int64_t n1) {
-    const vx_q8 *h = W->data;
-    const int64_t K = W->cols, nb = nblk(K);
+    const uint8_t *q = (const uint8_t *)((const vx_q8 *)W->data)->q;
+    const int64_t K = W->cols, nb = nblk(K), RS = vx_q8_row_bytes(K);
+    float tail[GRP * 32];
     for (int64_t n = n0; n < n1; n++) {
         float *d = dst + (n - n0) * K;
-        if (isa >= VX_ISA_AVX512) deq_row512(d, h->q + n * K, h->scale + n * nb, K);
-        else if (isa >= VX_ISA_AVX2) deq_row256(d, h->q + n * K, h->scale + n * nb, K);
-        else deq_row1(d, h->q + n * K, h->scale + n * nb, K);
+        for (int64_t G = 0; G * GRP < nb; G++) {
+            const int g = nb - G * GRP < GRP ? (int)(nb - G * GRP) : GRP;
+            const uint8_t *grp = q + n * RS + G * GRP_BYTES;
+            const int64_t k0 = G * GRP * 32, len = K - k0 < GRP * 32 ? K - k0 : GRP * 32;
+            float *o = len == GRP * 32 ? d + k0 : tail;
+            if (g == GRP && isa >= VX_ISA_AVX512) deq_group512(o, grp);
+            else if (g == GRP && isa >= VX_ISA_AVX2) deq_group256(o, grp);
+            else deq_group1(o, grp, g);
+            if (o == tail) memcpy(d + k0, tail, (size_t)len * sizeof(float));
+        }
     }
 }
 
@@ -319,6 +635,22 @@ static int q8_panels(int isa, float *y, const float *x, int64_t M, const vx_mat 
     return ok;
 }
 
+/* Without scratch memory: one weight at a time, f32 activations. */
+static void q8_nomem(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias) {
+    const int64_t K = W->cols, N = W->rows;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t m = 0; m < M; m++) {
+            float acc = 0;
+            for (int64_t k = 0; k < K; k++) {
+                int q;
+                float sw;
+                vx_q8_weight(W, n, k, &q, &sw);
+                acc += x[m * K + k] * ((float)q * sw);
+            }
+            y[m * N + n] = acc + (bias ? bias[n] : 0.0f);
+        }
+}
+
 void vx_linear_q8_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
                       int nthreads) {
     const int64_t K = W->cols, N = W->rows;
@@ -326,12 +658,29 @@ void vx_linear_q8_isa(int isa, float *y, const float *x, int64_t M, const vx_mat
     if (nthreads < 1) nthreads = 1;
     if (isa > vx_cpu_isa()) isa = vx_cpu_isa();
     if (isa < VX_ISA_SCALAR) isa = VX_ISA_SCALAR;
-    if (M >= Q8_PANEL_MIN_M && K > 0 && q8_panels(isa, y, x, M, W, bias, nthreads)) return;
-    if ((double)M * N * K < (1 << 18)) nthreads = 1;
-    if (nthreads == 1) {
-        q8_stream(isa, y, x, M, W, bias, 0, N);
+    if (K == 0) {
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) y[m * N + n] = bias ? bias[n] : 0.0f;
         return;
     }
+    if (M >= Q8_PANEL_MIN_M && q8_panels(isa, y, x, M, W, bias, nthreads)) return;
+    xq8 X;
+    void *xbuf = xq8_alloc(&X, M, K);
+    if (!xbuf) { /* no memory for the quantized rows: dequantize on the fly */
+        q8_nomem(y, x, M, W, bias);
+        return;
+    }
+    xq8_fill(isa, &X, x, M, K);
+    const int kern = isa >= VX_ISA_AVX512 && has_vnni() ? 2 : isa >= VX_ISA_AVX2 ? 1 : 0;
+    if ((double)M * N * K < (1 << 18)) nthreads = 1;
+    if (nthreads == 1) {
+        q8_stream(kern, &X, 0, y, M, W, bias, 0, N);
+        free(xbuf);
+        return;
+    }
+    /* OpenMP, not base/pool.h as matmul.c: T3 q8 decode on 2 threads, the
+     * rest of the step on OpenMP (shared machine): 47 steps/s here against
+     * 38-41 with the pool (both worker sets awake on 2 cores). */
     int by_rows = N < 64 * nthreads && M >= 8 * nthreads;
 #pragma omp parallel num_threads(nthreads)
     {
@@ -341,12 +690,13 @@ void vx_linear_q8_isa(int isa, float *y, const float *x, int64_t M, const vx_mat
         int t = 0, nt = 1;
 #endif
         int64_t a, b;
-        if (by_rows) {
+        if (by_rows) { /* few outputs, many rows: split M */
             q8_range(M, 4, t, nt, &a, &b);
-            if (a < b) q8_stream(isa, y + a * N, x + a * K, b - a, W, bias, 0, N);
+            if (a < b) q8_stream(kern, &X, a, y + a * N, b - a, W, bias, 0, N);
         } else {
             q8_range(N, 16, t, nt, &a, &b);
-            if (a < b) q8_stream(isa, y, x, M, W, bias, a, b);
+            if (a < b) q8_stream(kern, &X, 0, y, M, W, bias, a, b);
         }
     }
+    free(xbuf);
 }

@@ -17,15 +17,15 @@ int vx_precision_resolve_part(int p, int part) {
     const char *e = getenv("VOCIS_PRECISION");
     int q = e && *e ? vx_precision_parse(e) : -1;
     if (q > VX_PREC_DEFAULT) return q;
-    return part == VX_PART_AUDIO && vx_cpu_has_avx512bf16() ? VX_PREC_BF16 : VX_PREC_EXACT;
+    return part == VX_PART_FLOW && vx_cpu_has_avx512bf16() ? VX_PREC_BF16 : VX_PREC_EXACT;
 }
 
 int vx_precision_resolve(int p) { return vx_precision_resolve_part(p, VX_PART_LM); }
 
 const char *vx_precision_describe(int p) {
-    int lm = vx_precision_resolve_part(p, VX_PART_LM), au = vx_precision_resolve_part(p, VX_PART_AUDIO);
+    int lm = vx_precision_resolve_part(p, VX_PART_LM), flow = vx_precision_resolve_part(p, VX_PART_FLOW);
     /* the parts differ only for the default without VOCIS_PRECISION */
-    return lm == au ? vx_precision_name(lm) : "default (T3/LM exact, S3Gen+HiFT bf16)";
+    return lm == flow ? vx_precision_name(lm) : "default (T3/LM exact, S3Gen flow bf16, HiFT exact)";
 }
 
 int vx_precision_parse(const char *s) {
@@ -119,49 +119,62 @@ void vx_f32_to_bf16_n(uint16_t *dst, const float *src, size_t n, int nthreads) {
     }
 }
 
-/* ---- q8 quantization ---- */
+/* ---- q8 quantization (layout: precision.h) ---- */
 
-static size_t q8_off(int64_t rows, int64_t cols) { /* int8 values end, 64-aligned */
-    return (64 + (size_t)rows * (size_t)cols + 63) / 64 * 64;
-}
+size_t vx_q8_bytes(int64_t rows, int64_t cols) { return 64 + (size_t)rows * (size_t)vx_q8_row_bytes(cols); }
 
-size_t vx_q8_bytes(int64_t rows, int64_t cols) {
-    int64_t nb = (cols + VX_Q8_BLOCK - 1) / VX_Q8_BLOCK;
-    return q8_off(rows, cols) + (size_t)rows * (size_t)nb * sizeof(float);
-}
-
-/* One row: n values of dtype dt → q[n] and scale[ceil(n / 32)]. */
-static void q8_row(int8_t *q, float *scale, const void *src, vx_dtype dt, int64_t n) {
+/* One row: n values of dtype dt → its vx_q8_row_bytes(n) bytes at d. */
+static void q8_row(uint8_t *d, const void *src, vx_dtype dt, int64_t n) {
     float f[VX_Q8_BLOCK];
-    size_t es = vx_dtype_size(dt);
-    for (int64_t k = 0, b = 0; k < n; k += VX_Q8_BLOCK, b++) {
-        int len = n - k < VX_Q8_BLOCK ? (int)(n - k) : VX_Q8_BLOCK;
-        vx_to_f32(f, (const char *)src + (size_t)k * es, dt, (size_t)len);
-        float amax = 0;
-        for (int i = 0; i < len; i++) amax = fabsf(f[i]) > amax ? fabsf(f[i]) : amax;
-        float inv = amax > 0 ? 127.0f / amax : 0.0f;
-        for (int i = 0; i < len; i++) {
-            float r = f[i] * inv;
-            int v = (int)(r + (r >= 0 ? 0.5f : -0.5f));
-            q[k + i] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+    const size_t es = vx_dtype_size(dt);
+    const int64_t nb = (n + VX_Q8_BLOCK - 1) / VX_Q8_BLOCK;
+    for (int64_t g0 = 0; g0 < nb; g0 += VX_Q8_GROUP) {
+        const int g = nb - g0 < VX_Q8_GROUP ? (int)(nb - g0) : VX_Q8_GROUP;
+        uint8_t *grp = d + (g0 / VX_Q8_GROUP) * (64 + 32 * VX_Q8_GROUP);
+        float sc[VX_Q8_GROUP] = {0};
+        uint8_t *codes = grp + 64;
+        memset(codes, 128, (size_t)(32 * g));
+        for (int j = 0; j < g; j++) {
+            const int64_t k = (g0 + j) * VX_Q8_BLOCK;
+            const int len = n - k < VX_Q8_BLOCK ? (int)(n - k) : VX_Q8_BLOCK;
+            vx_to_f32(f, (const char *)src + (size_t)k * es, dt, (size_t)len);
+            float amax = 0;
+            for (int i = 0; i < len; i++) amax = fabsf(f[i]) > amax ? fabsf(f[i]) : amax;
+            const float inv = amax > 0 ? 127.0f / amax : 0.0f;
+            for (int i = 0; i < len; i++) {
+                float r = f[i] * inv;
+                int v = (int)(r + (r >= 0 ? 0.5f : -0.5f));
+                v = v > 127 ? 127 : v < -127 ? -127 : v;
+                codes[(i / 4) * 4 * g + 4 * j + i % 4] = (uint8_t)(v + 128);
+            }
+            sc[j] = amax / 127.0f;
         }
-        scale[b] = amax / 127.0f;
+        memcpy(grp, sc, sizeof sc);
     }
 }
 
 vx_mat vx_q8_quantize(void *buf, const vx_mat *src, int nthreads) {
-    const int64_t R = src->rows, C = src->cols, nb = (C + VX_Q8_BLOCK - 1) / VX_Q8_BLOCK;
+    const int64_t R = src->rows, C = src->cols, RS = vx_q8_row_bytes(C);
     vx_q8 *h = buf;
-    int8_t *q = (int8_t *)buf + 64;
-    float *sc = (float *)((char *)buf + q8_off(R, C));
-    h->q = q;
-    h->scale = sc;
+    uint8_t *rows = (uint8_t *)buf + 64;
+    h->q = (const int8_t *)rows;
+    h->scale = NULL;
     const size_t es = vx_dtype_size(src->dtype);
     if ((double)R * C < (1 << 20)) nthreads = 1;
 #pragma omp parallel for num_threads(nthreads > 0 ? nthreads : 1) schedule(static)
     for (int64_t r = 0; r < R; r++)
-        q8_row(q + r * C, sc + r * nb, (const char *)src->data + (size_t)r * (size_t)C * es, src->dtype, C);
+        q8_row(rows + r * RS, (const char *)src->data + (size_t)r * (size_t)C * es, src->dtype, C);
     return (vx_mat){.dtype = VX_Q8, .rows = R, .cols = C, .data = buf};
+}
+
+void vx_q8_weight(const vx_mat *W, int64_t r, int64_t k, int *q, float *scale) {
+    const uint8_t *row = (const uint8_t *)((const vx_q8 *)W->data)->q + r * vx_q8_row_bytes(W->cols);
+    const int64_t b = k / VX_Q8_BLOCK, G = b / VX_Q8_GROUP, nb = (W->cols + VX_Q8_BLOCK - 1) / VX_Q8_BLOCK;
+    const int j = (int)(b % VX_Q8_GROUP), p = (int)(k % VX_Q8_BLOCK);
+    const int g = nb - G * VX_Q8_GROUP < VX_Q8_GROUP ? (int)(nb - G * VX_Q8_GROUP) : VX_Q8_GROUP;
+    const uint8_t *grp = row + G * (64 + 32 * VX_Q8_GROUP);
+    memcpy(scale, grp + 4 * j, sizeof(float));
+    *q = (int)grp[64 + (p / 4) * 4 * g + 4 * j + p % 4] - 128;
 }
 
 /* ---- load-time conversion ---- */
@@ -169,7 +182,7 @@ vx_mat vx_q8_quantize(void *buf, const vx_mat *src, int nthreads) {
 static vocis_status to_q8(const vx_weights *w, vx_mat *m, vx_err *err) {
     void *c = vx_weights_converted(w, m->data, VX_Q8);
     if (!c) {
-        c = malloc(vx_q8_bytes(m->rows, m->cols));
+        c = aligned_alloc(64, (vx_q8_bytes(m->rows, m->cols) + 63) / 64 * 64); /* rows on cache lines where RS allows */
         if (!c)
             return vx_fail(err, VOCIS_E_NOMEM, "%s: out of memory converting a %lld x %lld matrix to q8",
                            vx_weights_path(w), (long long)m->rows, (long long)m->cols);

@@ -9,9 +9,10 @@
  *   q8     the transformer linears (role VX_W_TF_LINEAR: T3, Qwen2, the
  *          diffusion head) as int8 with one float scale per 32 values of a
  *          row (VX_Q8, kernels.h), whatever their stored float dtype;
- *          every other matrix as in bf16. float32 activations: the kernels
- *          dequantize in registers (matmul_q8.c). Streams ~0.56x the bytes
- *          of bf16.
+ *          every other matrix as in bf16. Decode products (< 32 x rows)
+ *          quantize x per block into two int8 parts (~16 bits, below) and
+ *          sum int8 products exactly (VNNI); prefill ones dequantize W to
+ *          f32 (matmul_q8.c). Streams ~0.56x the bytes of bf16.
  *
  * How a loader honours the policy (the whole contract):
  *   1. The code that opens a weight set sets the policy on it right after
@@ -43,14 +44,16 @@
 typedef enum vx_precision { VX_PREC_DEFAULT = 0, VX_PREC_EXACT = 1, VX_PREC_BF16 = 2, VX_PREC_Q8 = 3 } vx_precision;
 
 /* Parts of a model that the default mode treats apart:
- *   VX_PART_LM     autoregressive transformers whose logits pick the tokens
- *                  (T3, Qwen2 and everything VibeVoice runs): exact, so a
- *                  seeded run draws upstream's tokens (bf16 changes them);
- *   VX_PART_AUDIO  Chatterbox's acoustic stages (S3Gen flow, HiFT): bf16
- *                  where the CPU multiplies bf16 natively (AVX512_BF16) —
- *                  about twice as fast, with a mel 43 dB from exact that no
- *                  listener can tell apart — else exact. */
-enum { VX_PART_LM = 0, VX_PART_AUDIO = 1 };
+ *   VX_PART_LM       autoregressive transformers whose logits pick the tokens
+ *                    (T3, Qwen2 and everything VibeVoice runs): exact, so a
+ *                    seeded run draws upstream's tokens (bf16 changes them);
+ *   VX_PART_FLOW     Chatterbox's S3Gen flow (CFM estimator): bf16 where the
+ *                    CPU multiplies bf16 natively (AVX512_BF16) — about twice
+ *                    as fast, with a mel 43.5 dB from exact that no listener
+ *                    can tell apart — else exact;
+ *   VX_PART_VOCODER  HiFT: exact (its bf16 waveform is only ~23-28 dB from
+ *                    exact, and it is a small share of the time). */
+enum { VX_PART_LM = 0, VX_PART_FLOW = 1, VX_PART_VOCODER = 2 };
 
 /* 0 → the default mode of that part: VOCIS_PRECISION from the environment
  * when it names a mode (exact, bf16, q8) — the same for every part — else
@@ -83,14 +86,41 @@ void vx_f32_to_bf16_n(uint16_t *dst, const float *src, size_t n, int nthreads);
 void vx_f32_to_bf16_isa(int isa, uint16_t *dst, const float *src, size_t n);
 
 /* ---- q8 (kernels.h vx_q8) ----
- * One buffer holds a q8 matrix: its vx_q8 header, the int8 values, the
- * scales; free() releases it. vx_q8_bytes: its size for rows x cols.
- * vx_q8_quantize: src (F32, F16 or BF16, rows x cols) into buf, returning
- * the VX_Q8 view of buf; threaded over rows. Per block: scale = max|w| /
- * 127 (0 for an all-zero block), q = w · (127 / max|w|) rounded to nearest
- * (ties away from zero), so |w − q·scale| ≤ scale / 2 (+ float rounding).
- * Non-finite weights are not supported. */
+ * One buffer holds a q8 matrix: its vx_q8 header, then the rows; free()
+ * releases it. vx_q8_bytes: its size for rows x cols. vx_q8_quantize: src
+ * (F32, F16 or BF16, rows x cols) into buf, returning the VX_Q8 view of buf;
+ * threaded over rows. Per block of 32 values of a row: scale = max|w| / 127
+ * (0 for an all-zero block), q = w · (127 / max|w|) rounded to nearest (ties
+ * away from zero), so |w − q·scale| ≤ scale / 2 (+ float rounding).
+ * Non-finite weights are not supported.
+ *
+ * Layout (private to precision.c and matmul_q8.c; the header's q points at
+ * the first row, scale is NULL): a row takes vx_q8_row_bytes(cols) bytes
+ * and holds its blocks in groups of VX_Q8_GROUP (the last group has g ≤ 16
+ * blocks, the last block may be short). Group G starts at byte G·576 of the
+ * row: 16 float scales (blocks 16G…16G+15; 0 past the row's last block),
+ * then 32·g code bytes, interleaved for 16-lane dot products: value p
+ * (0…31) of block j (0…g−1) at byte 64 + (p/4)·4g + 4j + p%4, stored as
+ * q + 128 (an unsigned byte; positions past cols hold 128, q = 0). */
+#define VX_Q8_GROUP 16
+static inline int64_t vx_q8_row_bytes(int64_t cols) {
+    int64_t nb = (cols + 31) / 32, ng = (nb + VX_Q8_GROUP - 1) / VX_Q8_GROUP;
+    return ng * 64 + nb * 32;
+}
 size_t vx_q8_bytes(int64_t rows, int64_t cols);
 vx_mat vx_q8_quantize(void *buf, const vx_mat *src, int nthreads);
+/* Weight [r][k] of a VX_Q8 matrix: its code q (−127…127) and block scale
+ * (W = q · scale). For tests and reference code. */
+void vx_q8_weight(const vx_mat *W, int64_t r, int64_t k, int *q, float *scale);
+
+/* The decode kernels (matmul_q8.c, M < 32 rows) quantize each x row per
+ * block of 32 as well, in VX_Q8_XPARTS int8 parts: x ≈ sx · (h + l/256),
+ * sx = max|x| / 127, h = rint(x/sx), l = rint((x/sx − h)·256) clamped to
+ * ±127 (one part: l = 0), and sum the products in int32 exactly (VNNI
+ * vpdpbusd, or AVX2 vpmaddubsw), scaled per block in float. A block with a
+ * non-finite value gives NaN; one with max|x| < 1e-30 counts as zeros. */
+#ifndef VX_Q8_XPARTS
+#define VX_Q8_XPARTS 2
+#endif
 
 #endif

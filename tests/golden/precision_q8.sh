@@ -10,6 +10,9 @@
 # (1.05 %), final norm 1.43 %, layer 1 41.7; Qwen2 logits 37.2 (1.99 %),
 # hidden 37.3; diffusion 48.1 / 51.3; greedy T3 tokens equal upstream's for
 # the first 38 of 44. The bounds leave ~8-10 dB for other checkpoints.
+# Decode steps also quantize x per block (two int8 parts, ~16 bits): the
+# same 38 of 44 greedy tokens; one int8 part (llama.cpp Q8_0-like) kept
+# only the first 2, which is why the decode kernels use two.
 set -uo pipefail
 VOCIS=$1 DATA=$2 SCRATCH=$3 CMP=$4
 mkdir -p "$SCRATCH"

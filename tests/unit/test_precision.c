@@ -64,22 +64,24 @@ static void test_names(void) {
     CHECK(vx_precision_check(42, &err) == VOCIS_E_ARG);
     setenv("VOCIS_PRECISION", "exact", 1);
     CHECK(vx_precision_resolve(VX_PREC_DEFAULT) == VX_PREC_EXACT);
-    CHECK(vx_precision_resolve_part(VX_PREC_DEFAULT, VX_PART_AUDIO) == VX_PREC_EXACT);
+    CHECK(vx_precision_resolve_part(VX_PREC_DEFAULT, VX_PART_FLOW) == VX_PREC_EXACT);
     setenv("VOCIS_PRECISION", "bf16", 1);
     CHECK(vx_precision_resolve_part(VX_PREC_DEFAULT, VX_PART_LM) == VX_PREC_BF16);
-    CHECK(vx_precision_resolve_part(VX_PREC_EXACT, VX_PART_AUDIO) == VX_PREC_EXACT);
+    CHECK(vx_precision_resolve_part(VX_PREC_EXACT, VX_PART_FLOW) == VX_PREC_EXACT);
     setenv("VOCIS_PRECISION", "nonsense", 1);
     CHECK(vx_precision_resolve(VX_PREC_DEFAULT) == VX_PREC_EXACT);
     unsetenv("VOCIS_PRECISION");
     /* the default: LMs exact (upstream's tokens), acoustic parts bf16 where the CPU has AVX512_BF16 */
     int audio = vx_cpu_has_avx512bf16() ? VX_PREC_BF16 : VX_PREC_EXACT;
     CHECK(vx_precision_resolve(VX_PREC_DEFAULT) == VX_PREC_EXACT);
-    CHECK(vx_precision_resolve_part(VX_PREC_DEFAULT, VX_PART_AUDIO) == audio);
+    CHECK(vx_precision_resolve_part(VX_PREC_DEFAULT, VX_PART_FLOW) == audio);
     CHECK(!strcmp(vx_precision_describe(VX_PREC_DEFAULT), audio == VX_PREC_BF16
-                                                               ? "default (T3/LM exact, S3Gen+HiFT bf16)"
+                                                               ? "default (T3/LM exact, S3Gen flow bf16, HiFT exact)"
                                                                : "exact"));
     CHECK(vx_precision_resolve(VX_PREC_BF16) == VX_PREC_BF16);
-    CHECK(vx_precision_resolve_part(VX_PREC_Q8, VX_PART_AUDIO) == VX_PREC_Q8);
+    CHECK(vx_precision_resolve_part(VX_PREC_Q8, VX_PART_FLOW) == VX_PREC_Q8);
+    CHECK(vx_precision_resolve_part(VX_PREC_DEFAULT, VX_PART_VOCODER) == VX_PREC_EXACT);
+    CHECK(vx_precision_resolve_part(VX_PREC_BF16, VX_PART_VOCODER) == VX_PREC_BF16);
 }
 
 /* A weight file with an f32 matrix (large enough to span whole pages), an
