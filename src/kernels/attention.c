@@ -430,6 +430,7 @@ static void attend_range(const attn_cfg *c, float *o, const float *q, const void
 
 #define MAXH 256      /* heads whose softmax state fits on the stack of a work item */
 #define SPLIT_KEYS 1024 /* min keys per split of a long context */
+#define MAX_SPLITS 8    /* key splits of one decode row (enough for 8 threads) */
 
 static void attention_rows(const attn_ops *op, int64_t es, float *out, const float *q, const void *k,
                            const void *v, int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t ks,
@@ -440,18 +441,18 @@ static void attention_rows(const attn_ops *op, int64_t es, float *out, const flo
     int units = n_kv_heads * c.cpg;
     int64_t qs = (int64_t)n_heads * hd;
     if ((double)nq * nk * n_heads * hd < 65536) nthreads = 1;
-    /* Work items: (row, key split, unit group). Fewer rows than threads:
-     * split a long context into key ranges (each thread then streams a
-     * contiguous part of the cache, merged below), or give each thread some
-     * of the heads of a short one. */
+    /* Work items: (row, key split, unit group). A decode row (nq < 4) over a
+     * long context is split into key ranges (each thread then streams a
+     * contiguous part of the cache, merged below); the split depends on nk
+     * only, never on the thread count, so any count gives the same bits (a
+     * decode loop may change its count from step to step). Fewer rows than
+     * threads over a short context: each thread gets some of the heads. */
     int nsplit = 1, ugroups = n_heads > MAXH ? units : 1;
-    if (nq < nthreads) {
-        if (nk >= 2 * SPLIT_KEYS) {
-            int64_t want = (nthreads + nq - 1) / nq, most = nk / SPLIT_KEYS;
-            nsplit = (int)(want < most ? want : most);
-        } else {
-            ugroups = units;
-        }
+    if (nq < 4 && nk >= 2 * SPLIT_KEYS) {
+        int64_t most = nk / SPLIT_KEYS;
+        nsplit = (int)(most < MAX_SPLITS ? most : MAX_SPLITS);
+    } else if (nq < nthreads) {
+        ugroups = units;
     }
     float *part = NULL; /* per (row, split): o[qs], mx[H], sum[H] */
     int64_t pstride = qs + 2 * (int64_t)n_heads;

@@ -30,7 +30,14 @@
 
 #define MR 14
 #define NR 32
+/* k per block: a tile's A rows (MR × KC entries) and B micro-panel (KC × NR)
+ * together fit the 32-48 KiB L1: bf16 pairs 7 + 16 KiB at 256, f32 7 + 16 at 128. */
+#ifndef KC
 #define KC 256
+#endif
+#ifndef KC_F32
+#define KC_F32 128
+#endif
 #define MC (MR * 10)
 #define NC 1024
 
@@ -342,7 +349,8 @@ static VX_TARGET_AVX512BF16 void tile_bf16(int64_t kp, const uint32_t *Ap, int64
 /* ---- one thread's block of C: rows [m0, m1), columns [n0, n1) ---- */
 
 static int gemm_block(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-    int64_t kc_max = g->K < KC ? g->K : KC;
+    const int64_t kcb = g->bf16 ? KC : KC_F32;
+    int64_t kc_max = g->K < kcb ? g->K : kcb;
     int64_t kcp = g->bf16 ? (kc_max + 1) / 2 * 2 : kc_max; /* floats (or u16 pairs ×2) per row */
     size_t esz = g->bf16 ? 2 : 4;
     int64_t ncap = n1 - n0 < NC ? n1 - n0 : NC;
@@ -358,8 +366,8 @@ static int gemm_block(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0, in
     }
     for (int64_t jc = n0; jc < n1; jc += NC) {
         int64_t nc = n1 - jc < NC ? n1 - jc : NC;
-        for (int64_t pc = 0; pc < g->K || pc == 0; pc += KC) {
-            int64_t kc = g->K - pc < KC ? g->K - pc : KC;
+        for (int64_t pc = 0; pc < g->K || pc == 0; pc += kcb) {
+            int64_t kc = g->K - pc < kcb ? g->K - pc : kcb;
             if (g->bf16)
                 pack_b_bf16(bp, g, pc, kc, jc, nc);
             else
