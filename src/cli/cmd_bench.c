@@ -138,11 +138,12 @@ typedef struct t3_run {
     const vx_t3_cond *c;
     const int32_t *text;
     int n_text, threads;
+    float cfg_weight; /* 0: one row per step, no CFG */
 } t3_run;
 
 static vocis_status t3_run_once(void *ctx, int tokens, tok_timer *tt, vx_err *err) {
     const t3_run *q = ctx;
-    const vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, tokens, 0, on_token, tt};
+    const vx_t3_sampling s = {0.8f, q->cfg_weight, 0.05f, 1.0f, 1.2f, tokens, 0, on_token, tt};
     vx_rng rng;
     vx_rng_seed(&rng, 0);
     int32_t *out = NULL;
@@ -153,7 +154,7 @@ static vocis_status t3_run_once(void *ctx, int tokens, tok_timer *tt, vx_err *er
 }
 
 static int bench_t3(int argc, char **argv) {
-    int synthetic = 0, tokens = 200, threads = 0, text_len = 40, reps = 5;
+    int synthetic = 0, tokens = 200, threads = 0, text_len = 40, reps = 5, no_cfg = 0;
     const char *dtype = "f32", *model = NULL, *precision = NULL, *variant_s = NULL, *kv_s = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions", 0, -1},
@@ -168,6 +169,7 @@ static int bench_t3(int argc, char **argv) {
         {"--reps", CLI_INT, &reps, "timed generations after a 2-token warm-up; median, min, max printed (5)", 1,
          100},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
+        {"--no-cfg", CLI_FLAG, &no_cfg, "one row per step (cfg_weight 0) instead of the CFG pair", 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench t3 (--synthetic | --model DIR) [options]\n\n"
@@ -235,12 +237,13 @@ static int bench_t3(int argc, char **argv) {
     printf("kv_cache: %s (%zu B per position per sequence)\n", vx_kv_name(t3.tf.kv_dtype == VX_BF16), vx_kv_bytes_per_token(&t3.tf));
     printf("load: %.2f s\n", t_load);
     fflush(stdout);
-    t3_run q = {&t3, &c, text, text_len + 2, threads};
+    t3_run q = {&t3, &c, text, text_len + 2, threads, no_cfg ? 0.0f : 0.5f};
     int steps = 0;
     st = t3_time_reps(t3_run_once, &q, tokens, reps, pf, dec, &steps, &err);
     if (!st) {
         /* prefill positions: conditioning, start + text + stop, BOS twice */
-        t3_print_reps(pf, dec, reps, vx_t3_cond_len(&t3, &c) + text_len + 4, steps, "2 CFG rows", "CFG-pair");
+        t3_print_reps(pf, dec, reps, vx_t3_cond_len(&t3, &c) + text_len + 4, steps, no_cfg ? "1 row" : "2 CFG rows",
+                      no_cfg ? "single-row" : "CFG-pair");
         if (steps + 1 < tokens) printf("note: generation stopped at the stop token after %d steps\n", steps + 1);
         printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
         printf("rss_now: %.0f MiB\n", bench_rss_now_mib());
