@@ -430,14 +430,9 @@ int vx_gemm_packed(int isa, int ta, int tb, int64_t M, int64_t N, int64_t K, flo
     int ok = 1;
 #pragma omp parallel num_threads(nthreads) reduction(&& : ok)
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int t = 0, nt = 1;
-#endif
-        int64_t per = (chunks + nt - 1) / nt;
-        int64_t a = t * per * unit, b = (t + 1) * per * unit;
-        if (b > len) b = len;
+        VX_OMP_THREAD(t, nt);
+        int64_t a, b;
+        vx_thread_range(len, unit, t, nt, &a, &b);
         if (a < b) ok = split_m ? gemm_block(&g, a, b, 0, N) : gemm_block(&g, 0, M, a, b);
     }
     return ok;

@@ -87,11 +87,7 @@ void vx_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, float 
     int64_t len = split_m ? M : N;
 #pragma omp parallel num_threads(nthreads)
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int t = 0, nt = 1;
-#endif
+        VX_OMP_THREAD(t, nt);
         int64_t step = (len + nt - 1) / nt;
         if (!split_m) step = (step + 15) & ~(int64_t)15;
         int64_t a = t * step, b = a + step < len ? a + step : len;
@@ -319,13 +315,6 @@ static void linear_stream(int isa, float *y, const float *x, int64_t M, const vx
     }
 }
 
-static void thread_range(int64_t len, int align, int t, int nt, int64_t *a, int64_t *b) {
-    int64_t step = (len + nt - 1) / nt;
-    step = (step + align - 1) / align * align;
-    *a = t * step < len ? t * step : len;
-    *b = *a + step < len ? *a + step : len;
-}
-
 /* Large M, bf16/f16 W: convert PANEL rows at a time and sgemm them. Returns
  * 0 if scratch memory was not available (the caller then streams). */
 static int linear_panels(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads) {
@@ -334,13 +323,9 @@ static int linear_panels(float *y, const float *x, int64_t M, const vx_mat *W, c
     int ok = 1;
 #pragma omp parallel num_threads(nthreads) reduction(&& : ok)
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int t = 0, nt = 1;
-#endif
+        VX_OMP_THREAD(t, nt);
         int64_t a, b;
-        thread_range(N, 16, t, nt, &a, &b);
+        vx_thread_range(N, 16, t, nt, &a, &b);
         int64_t pr = b - a < PANEL ? b - a : PANEL;
         float *buf = a < b ? malloc((size_t)pr * K * sizeof(float)) : NULL;
         if (a < b && !buf) ok = 0;
@@ -410,17 +395,13 @@ void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W
     int by_rows = N < 64 * nthreads && M >= 8 * nthreads;
 #pragma omp parallel num_threads(nthreads)
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int t = 0, nt = 1;
-#endif
+        VX_OMP_THREAD(t, nt);
         int64_t a, b;
         if (by_rows) { /* few outputs, many rows (e.g. a narrow conv): split M */
-            thread_range(M, 4, t, nt, &a, &b);
+            vx_thread_range(M, 4, t, nt, &a, &b);
             if (a < b) linear_stream(isa, y + a * N, x + a * K, b - a, W, bias, 0, N);
         } else {
-            thread_range(N, 16, t, nt, &a, &b);
+            vx_thread_range(N, 16, t, nt, &a, &b);
             if (a < b) linear_stream(isa, y, x, M, W, bias, a, b);
         }
     }

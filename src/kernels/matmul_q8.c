@@ -524,13 +524,6 @@ static void q8_stream(int kern, const xq8 *X, int64_t m0, float *y, int64_t M, c
     }
 }
 
-static void q8_range(int64_t len, int align, int t, int nt, int64_t *a, int64_t *b) {
-    int64_t step = (len + nt - 1) / nt;
-    step = (step + align - 1) / align * align;
-    *a = t * step < len ? t * step : len;
-    *b = *a + step < len ? *a + step : len;
-}
-
 /* ---- dequantization for the panel path: W row → f32, value q · scale ---- */
 
 static void deq_group1(float *d, const uint8_t *grp, int g) {
@@ -611,13 +604,9 @@ static int q8_panels(int isa, float *y, const float *x, int64_t M, const vx_mat 
     int ok = 1;
 #pragma omp parallel num_threads(nthreads) reduction(&& : ok)
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int t = 0, nt = 1;
-#endif
+        VX_OMP_THREAD(t, nt);
         int64_t a, b;
-        q8_range(N, 16, t, nt, &a, &b);
+        vx_thread_range(N, 16, t, nt, &a, &b);
         int64_t pr = b - a < P ? b - a : P;
         float *buf = a < b ? malloc((size_t)pr * (size_t)K * sizeof(float)) : NULL;
         float *tmp = a < b ? malloc((size_t)pr * (size_t)M * sizeof(float)) : NULL;
@@ -678,23 +667,16 @@ void vx_linear_q8_isa(int isa, float *y, const float *x, int64_t M, const vx_mat
         free(xbuf);
         return;
     }
-    /* OpenMP, not base/pool.h as matmul.c: T3 q8 decode on 2 threads, the
-     * rest of the step on OpenMP (shared machine): 47 steps/s here against
-     * 38-41 with the pool (both worker sets awake on 2 cores). */
     int by_rows = N < 64 * nthreads && M >= 8 * nthreads;
 #pragma omp parallel num_threads(nthreads)
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int t = 0, nt = 1;
-#endif
+        VX_OMP_THREAD(t, nt);
         int64_t a, b;
         if (by_rows) { /* few outputs, many rows: split M */
-            q8_range(M, 4, t, nt, &a, &b);
+            vx_thread_range(M, 4, t, nt, &a, &b);
             if (a < b) q8_stream(kern, &X, a, y + a * N, b - a, W, bias, 0, N);
         } else {
-            q8_range(N, 16, t, nt, &a, &b);
+            vx_thread_range(N, 16, t, nt, &a, &b);
             if (a < b) q8_stream(kern, &X, 0, y, M, W, bias, a, b);
         }
     }

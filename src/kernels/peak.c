@@ -54,11 +54,7 @@ double vx_peak_read_gbs(size_t bytes, int reps, int nthreads) {
         double t0 = now_s(), s = 0;
 #pragma omp parallel num_threads(nthreads) reduction(+ : s)
         {
-#ifdef _OPENMP
-            int t = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-            int t = 0, nt = 1;
-#endif
+            VX_OMP_THREAD(t, nt);
             size_t per = n / (size_t)nt / 64 * 64, a = (size_t)t * per, len = t == nt - 1 ? n - a : per;
             s += isa >= VX_ISA_AVX512 ? read_sum512(buf + a, len) : read_sum256(buf + a, len);
         }

@@ -13,16 +13,10 @@
 set -uo pipefail
 VOCIS=$1 DATA=$2 SCRATCH=$3 CMP=$4
 mkdir -p "$SCRATCH"
-. "$(dirname "$0")/../cli/lib.sh" # expect_fail, expect_error, finish
-M=$DATA/chatterbox/ckpt
-G=$DATA/chatterbox/golden
-TEXT="Hello world, this is a tiny test of Chatterbox."
-
-run() { "$@" || { echo "FAIL: $*"; exit 1; }; }
+. "$(dirname "$0")/precision_lib.sh" # M, G, TEXT, run, greedy_tokens
 
 want=$("$CMP" --print "$G/09_t3_greedy.safetensors" tokens)
-got=$("$VOCIS" tokens --kv bf16 --model "$M" --t3-cond "$G/06_t3_cond.safetensors" --text "$TEXT" --greedy \
-      --exaggeration 0.5 --threads 1 -q) || { echo "FAIL: tokens --kv bf16"; exit 1; }
+got=$(greedy_tokens --kv bf16 --threads 1) || { echo "FAIL: tokens --kv bf16"; exit 1; }
 [ "$(echo "$got" | cut -d' ' -f1-20)" = "$(echo "$want" | cut -d' ' -f1-20)" ] ||
     { echo "FAIL greedy prefix: got $got, want $want"; exit 1; }
 same=0

@@ -14,30 +14,18 @@
 set -uo pipefail
 VOCIS=$1 DATA=$2 SCRATCH=$3 CMP=$4
 mkdir -p "$SCRATCH"
-. "$(dirname "$0")/../cli/lib.sh" # expect_fail, expect_error, finish
-M=$DATA/chatterbox/ckpt
-G=$DATA/chatterbox/golden
-TEXT="Hello world, this is a tiny test of Chatterbox."
+. "$(dirname "$0")/precision_lib.sh" # M, G, VM, VG, TEXT, run, stage_check, greedy_prefix
 P=(--precision bf16)
 
-run() { "$@" || { echo "FAIL: $*"; exit 1; }; }
-
-run "$VOCIS" debug t3-cond "${P[@]}" --model "$M" --in "$G/06_t3_cond.safetensors" --out "$SCRATCH/cond.safetensors"
-run "$CMP" "$G/06_t3_cond.safetensors" "$SCRATCH/cond.safetensors" perceiver_out:snr38 cond_emb:snr38
-run "$VOCIS" debug t3-prefill "${P[@]}" --model "$M" --in "$G/07_t3_prefill.safetensors" --out "$SCRATCH/prefill.safetensors"
-run "$CMP" "$G/07_t3_prefill.safetensors" "$SCRATCH/prefill.safetensors" \
+stage_check t3-cond "$G/06_t3_cond.safetensors" "$M" perceiver_out:snr38 cond_emb:snr38
+stage_check t3-prefill "$G/07_t3_prefill.safetensors" "$M" \
     logits_last:rel0.02 logits_last:snr38 final_norm_hidden:rel0.02 hidden_after_layer1:snr38
-run "$VOCIS" debug s3gen-flow "${P[@]}" --model "$M" --in "$G/10_s3gen_flow.safetensors" --out "$SCRATCH/flow.safetensors"
-run "$CMP" "$G/10_s3gen_flow.safetensors" "$SCRATCH/flow.safetensors" \
+stage_check s3gen-flow "$G/10_s3gen_flow.safetensors" "$M" \
     encoder_out:snr38 mu:snr38 est_dxdt_step0:snr45 mel_out:snr45 mel_out:rel0.02
 
 # Greedy T3: the bf16 logits pick the same tokens as upstream for most of the run
 # (44 of 49 here before a near-tie flips); require the first 20.
-want=$("$CMP" --print "$G/09_t3_greedy.safetensors" tokens | cut -d' ' -f1-20)
-got=$("$VOCIS" tokens "${P[@]}" --model "$M" --t3-cond "$G/06_t3_cond.safetensors" --text "$TEXT" --greedy \
-      --exaggeration 0.5 --threads 1 -q | cut -d' ' -f1-20)
-[ "$got" = "$want" ] || { echo "FAIL greedy prefix: got $got, want $want"; exit 1; }
-echo "ok   greedy bf16: first 20 tokens as upstream"
+greedy_prefix 20 bf16 "${P[@]}" --threads 1
 
 # End to end: speaks, and the exact mode is still upstream's audio in the same process layout.
 run "$VOCIS" speak "${P[@]}" --model "$M" --voice "$G/golden.voice" --text "$TEXT" --seed 0 --format f32 -q \
@@ -49,15 +37,9 @@ run "$CMP" --wav "$SCRATCH/exact.wav" "$G/12_e2e.safetensors" wav_out 5e-3
 echo "ok   speak bf16 runs; --precision exact reproduces upstream"
 
 # VibeVoice (tiny checkpoint stored as F32): LM, diffusion head, acoustic decoder.
-VM=$DATA/vibevoice/model
-VG=$DATA/vibevoice/golden
-run "$VOCIS" debug qwen2-prefill "${P[@]}" --model "$VM" --in "$VG/06_lm_prefill.safetensors" --out "$SCRATCH/q.safetensors"
-run "$CMP" "$VG/06_lm_prefill.safetensors" "$SCRATCH/q.safetensors" logits:rel0.02 logits:snr37 last_hidden_state:snr37
-run "$VOCIS" debug vv-diffusion "${P[@]}" --model "$VM" --in "$VG/07_diffusion.safetensors" --out "$SCRATCH/d.safetensors"
-run "$CMP" "$VG/07_diffusion.safetensors" "$SCRATCH/d.safetensors" single_eps_t500:snr40 s10_loop_result:snr40
-run "$VOCIS" debug vv-acoustic-decoder "${P[@]}" --model "$VM" --in "$VG/03_acoustic_decoder.safetensors" \
-    --out "$SCRATCH/dec.safetensors"
-run "$CMP" "$VG/03_acoustic_decoder.safetensors" "$SCRATCH/dec.safetensors" audio_whole:snr35 audio_streaming:snr35
+stage_check qwen2-prefill "$VG/06_lm_prefill.safetensors" "$VM" logits:rel0.02 logits:snr37 last_hidden_state:snr37
+stage_check vv-diffusion "$VG/07_diffusion.safetensors" "$VM" single_eps_t500:snr40 s10_loop_result:snr40
+stage_check vv-acoustic-decoder "$VG/03_acoustic_decoder.safetensors" "$VM" audio_whole:snr35 audio_streaming:snr35
 
 # Refusals: one line, non-zero exit.
 expect_error bad-precision "invalid value 'fp8'" "$VOCIS" speak --precision fp8 --model "$M" --text "Hi." -o "$SCRATCH/x.wav"

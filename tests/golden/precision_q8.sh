@@ -16,35 +16,22 @@
 set -uo pipefail
 VOCIS=$1 DATA=$2 SCRATCH=$3 CMP=$4
 mkdir -p "$SCRATCH"
-. "$(dirname "$0")/../cli/lib.sh" # expect_fail, expect_error, finish
-M=$DATA/chatterbox/ckpt
-G=$DATA/chatterbox/golden
-TEXT="Hello world, this is a tiny test of Chatterbox."
+. "$(dirname "$0")/precision_lib.sh" # M, G, VM, VG, TEXT, run, stage_check, greedy_prefix
 P=(--precision q8)
 
-run() { "$@" || { echo "FAIL: $*"; exit 1; }; }
-
-run "$VOCIS" debug t3-cond "${P[@]}" --model "$M" --in "$G/06_t3_cond.safetensors" --out "$SCRATCH/cond.safetensors"
-run "$CMP" "$G/06_t3_cond.safetensors" "$SCRATCH/cond.safetensors" perceiver_out:snr38 cond_emb:snr38
-run "$VOCIS" debug t3-prefill "${P[@]}" --model "$M" --in "$G/07_t3_prefill.safetensors" --out "$SCRATCH/prefill.safetensors"
-run "$CMP" "$G/07_t3_prefill.safetensors" "$SCRATCH/prefill.safetensors" \
+stage_check t3-cond "$G/06_t3_cond.safetensors" "$M" perceiver_out:snr38 cond_emb:snr38
+stage_check t3-prefill "$G/07_t3_prefill.safetensors" "$M" \
     logits_last:rel0.05 logits_last:snr30 final_norm_hidden:rel0.05 hidden_after_layer1:snr32
-run "$VOCIS" debug s3gen-flow "${P[@]}" --model "$M" --in "$G/10_s3gen_flow.safetensors" --out "$SCRATCH/flow.safetensors"
-run "$CMP" "$G/10_s3gen_flow.safetensors" "$SCRATCH/flow.safetensors" \
+stage_check s3gen-flow "$G/10_s3gen_flow.safetensors" "$M" \
     encoder_out:snr38 mu:snr38 est_dxdt_step0:snr45 mel_out:snr45 mel_out:rel0.02
 
 # Greedy T3: the q8 logits pick upstream's tokens for most of the run; require the first 20.
-want=$("$CMP" --print "$G/09_t3_greedy.safetensors" tokens | cut -d' ' -f1-20)
-got=$("$VOCIS" tokens "${P[@]}" --model "$M" --t3-cond "$G/06_t3_cond.safetensors" --text "$TEXT" --greedy \
-      --exaggeration 0.5 --threads 1 -q | cut -d' ' -f1-20)
-[ "$got" = "$want" ] || { echo "FAIL greedy prefix: got $got, want $want"; exit 1; }
-echo "ok   greedy q8: first 20 tokens as upstream"
+greedy_prefix 20 q8 "${P[@]}" --threads 1
 
 # T3's q8 decode does not depend on the thread split (each output is one
 # tile's sum): greedy tokens on 1 and 2 threads are the same.
-got2=$("$VOCIS" tokens "${P[@]}" --model "$M" --t3-cond "$G/06_t3_cond.safetensors" --text "$TEXT" --greedy \
-       --exaggeration 0.5 --threads 2 -q | cut -d' ' -f1-20)
-[ "$got2" = "$got" ] || { echo "FAIL: q8 greedy tokens differ between 1 and 2 threads"; exit 1; }
+[ "$(greedy_tokens "${P[@]}" --threads 2)" = "$(greedy_tokens "${P[@]}" --threads 1)" ] ||
+    { echo "FAIL: q8 greedy tokens differ between 1 and 2 threads"; exit 1; }
 echo "ok   greedy q8: same tokens on 1 and 2 threads"
 
 # End to end: speaks.
@@ -54,10 +41,6 @@ run "$VOCIS" speak "${P[@]}" --model "$M" --voice "$G/golden.voice" --text "$TEX
 echo "ok   speak q8 runs"
 
 # VibeVoice (tiny checkpoint stored as F32): LM and diffusion head in q8.
-VM=$DATA/vibevoice/model
-VG=$DATA/vibevoice/golden
-run "$VOCIS" debug qwen2-prefill "${P[@]}" --model "$VM" --in "$VG/06_lm_prefill.safetensors" --out "$SCRATCH/q.safetensors"
-run "$CMP" "$VG/06_lm_prefill.safetensors" "$SCRATCH/q.safetensors" logits:rel0.06 logits:snr28 last_hidden_state:snr28
-run "$VOCIS" debug vv-diffusion "${P[@]}" --model "$VM" --in "$VG/07_diffusion.safetensors" --out "$SCRATCH/d.safetensors"
-run "$CMP" "$VG/07_diffusion.safetensors" "$SCRATCH/d.safetensors" single_eps_t500:snr38 s10_loop_result:snr38
+stage_check qwen2-prefill "$VG/06_lm_prefill.safetensors" "$VM" logits:rel0.06 logits:snr28 last_hidden_state:snr28
+stage_check vv-diffusion "$VG/07_diffusion.safetensors" "$VM" single_eps_t500:snr38 s10_loop_result:snr38
 finish
