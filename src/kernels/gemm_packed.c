@@ -13,16 +13,16 @@
  *
  * Blocking (BLIS order): for each NC block of columns and KC block of k,
  * pack B (KC × NC, in NR-column micro-panels); for each MC block of rows pack
- * A (MC × KC, in MR-row micro-panels); then every NR micro-panel of B stays
- * in L1 while the MR micro-panels of A stream from L2.
- * Packed layouts (p = k-pair index for bf16):
- *   A f32  [k][MR] floats      A bf16 [p][MR] u32 (a[m][2p] | a[m][2p+1] << 16)
+ * A (MC × KC, as contiguous rows); then every NR micro-panel of B stays in L1
+ * while the tiles broadcast A's rows from L2.
+ * Packed layouts (p = k-pair index for bf16; rows are `kstep` entries long):
+ *   A f32  [m][k] floats       A bf16 [m][p] u32 (a[m][2p] | a[m][2p+1] << 16)
  *   B f32  [k][NR] floats      B bf16 [p][NR] u32 (b[2p][n] | b[2p+1][n] << 16)
  * Rows or columns past the matrix edge are packed as zeros; odd K gets a
- * zero partner in its last pair. */
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+ * zero partner in its last pair. Packing a linear layer's W (rows of K)
+ * into [k][NR] is a transpose, done 16 × 16 in registers. Each C element is
+ * one tile's sum in a fixed k order, so the result does not depend on the
+ * thread split. */
 #include <stdlib.h>
 #include <string.h>
 

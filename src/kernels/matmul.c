@@ -5,16 +5,15 @@
  * so that every converted W vector feeds MB FMAs. bf16 → f32 is a 16-bit
  * shift, f16 → f32 is vcvtph2ps; accumulation is f32 in SIMD lanes.
  *
- * Larger M (prefill, conv-as-GEMM) is compute-bound. With AVX-512 the same
- * tiles, cache-blocked (linear_stream), reach 170-210 GFLOP/s per core for
- * bf16/f16 W and ~115-180 for f32. OpenBLAS's sgemm depends on the core it
- * runs: left alone, Debian's DYNAMIC_ARCH build picks an AVX-512 core
- * (Cooperlake/SkylakeX) on this CPU and reaches ~240 per core, better than
- * the tiles for many rows (2 threads, f32, M = 700-1400: 463-482 vs 276-374
- * GFLOP/s); with OPENBLAS_CORETYPE=Haswell forced (as some environments do)
- * it gets ~125, and the tiles win at every M. gemm_min_m picks the side.
- * bf16/f16 weights reach sgemm as panels: PANEL rows at a time converted to
- * per-thread f32 scratch, then sgemm writes the matching column block of y.
+ * Larger M (prefill, conv-as-GEMM) is compute-bound. With AVX-512 it goes to
+ * the packed GEMM (gemm_packed.c: f32, or bf16 vdpbf16ps when the precision
+ * policy marks W act_bf16), from packed_min_m rows, and vx_gemm_f32 too: its
+ * speed then does not depend on the core OpenBLAS runs (a forced
+ * OPENBLAS_CORETYPE=Haswell halved sgemm's rate on this AVX-512 CPU).
+ * Without AVX-512: the tiles, cache-blocked (linear_stream), up to
+ * GEMM_MIN_M rows, then OpenBLAS's sgemm; bf16/f16 weights reach sgemm as
+ * panels: PANEL rows at a time converted to per-thread f32 scratch, then
+ * sgemm writes the matching column block of y.
  */
 #include <cblas.h>
 #ifdef _OPENMP
