@@ -193,6 +193,8 @@ static int bench_t3(int argc, char **argv) {
     if (kvc == VOCIS_KV_BF16 && (variant == BENCH_TURBO || variant == BENCH_NANO))
         return cli_error("bench", "--kv bf16 is not available for the GPT-2 T3 (turbo, nano)"), 2;
     if (threads <= 0) threads = vx_default_threads();
+    if (no_cfg && (variant == BENCH_TURBO || variant == BENCH_NANO))
+        return cli_error("bench", "--no-cfg: the GPT-2 T3 (turbo, nano) always runs one row without CFG"), 2;
     if (variant == BENCH_TURBO || variant == BENCH_NANO)
         return bench_t3_gpt2(variant, dt, dtype, prec, tokens, text_len, threads, reps);
 

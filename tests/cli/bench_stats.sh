@@ -64,4 +64,5 @@ expect_error quality-no-synthetic "--synthetic is required" "$VOCIS" bench quali
 expect_error quality-bad-mode "not a fast mode" "$VOCIS" bench quality --synthetic --modes exact
 expect_error quality-bad-part "unknown part 'hift'" "$VOCIS" bench quality --synthetic --parts hift
 expect_error reps-zero "reps" "$VOCIS" bench t3 --synthetic --reps 0
+expect_error no-cfg-gpt2 "always runs one row" "$VOCIS" bench t3 --synthetic --variant nano --no-cfg
 finish
