@@ -62,8 +62,8 @@ static vocis_status parts_new(vv_parts *p, const char *size, vx_dtype dt, int pr
     if (!st) st = vx_vv_diffhead_load(p->head_w, c, &p->head, err);
     if (!st) st = vx_vv_connector_load(p->head_w, "model.acoustic_connector.", &p->ac, err);
     if (!st) st = vx_vv_connector_load(p->head_w, "model.semantic_connector.", &p->se, err);
-    if (!st) st = vx_vv_vae_random(&c->acoustic, VX_VV_VAE_ENCODER_DECODER, 7, &p->acoustic, err);
-    if (!st) st = vx_vv_vae_random(&c->semantic, VX_VV_VAE_ENCODER, 8, &p->semantic, err);
+    if (!st) st = vx_vv_vae_random(&c->acoustic, VX_VV_VAE_ENCODER_DECODER, 7, prec, &p->acoustic, err);
+    if (!st) st = vx_vv_vae_random(&c->semantic, VX_VV_VAE_ENCODER, 8, prec, &p->semantic, err);
     return st;
 }
 

@@ -148,7 +148,7 @@ vocis_status vx_rt_model_synthetic(vx_rt_model *m, vx_dtype dt, int precision, u
     if (!st) st = vx_synth_open(s, &m->w, err);
     vx_synth_free(s);
     if (!st) vx_weights_set_precision(m->w, vx_precision_resolve(precision));
-    if (!st) st = vx_vv_vae_random(&c->acoustic, VX_VV_VAE_DECODER, seed + 7, &m->acoustic, err);
+    if (!st) st = vx_vv_vae_random(&c->acoustic, VX_VV_VAE_DECODER, seed + 7, vx_precision_resolve(precision), &m->acoustic, err);
     if (!st) st = rt_from_weights(m, err);
     if (!st) m->eos_b2[0] = -1e4f; /* never stops: the benchmark runs its full length */
     if (st) vx_rt_model_free(m);

@@ -185,10 +185,14 @@ static inline void copy_el(void *dst, int64_t i, const void *src, int64_t j, siz
 }
 
 /* Whether the precision policy repacks this F32 matrix as bf16 (kernels/precision.h). */
-static int to_bf16(loader *L, const vx_tensor *t) {
+/* The policy is bf16 or q8: conv matrices as bf16, and many-row products may
+ * round their activations to bf16 too (vx_mat.act_bf16). */
+static int lowp(loader *L) {
     int p = vx_weights_precision(L->w);
-    return t->dtype == VX_F32 && (p == VX_PREC_BF16 || p == VX_PREC_Q8);
+    return p == VX_PREC_BF16 || p == VX_PREC_Q8;
 }
+
+static int to_bf16(loader *L, const vx_tensor *t) { return t->dtype == VX_F32 && lowp(L); }
 
 /* SConv1d `<base>.weight` (cout, cin/groups, k) [+ `.bias`]. cout < 0: read from the shape. */
 static vocis_status load_conv(loader *L, const char *base, int64_t cin, int64_t cout, int64_t s, int dw, conv *c) {
@@ -219,7 +223,7 @@ static vocis_status load_conv(loader *L, const char *base, int64_t cin, int64_t 
                     if (cv) ((uint16_t *)dst)[(o * K + j) * ci + cc] = vx_f32_to_bf16(((const float *)t.data)[(o * ci + cc) * K + j]);
                     else copy_el(dst, (o * K + j) * ci + cc, t.data, (o * ci + cc) * K + j, es);
         if (cv) vx_weights_release(L->w, t.data, (size_t)(co * K * ci) * sizeof(float));
-        c->w = (vx_mat){cv ? VX_BF16 : t.dtype, co, K * ci, dst};
+        c->w = (vx_mat){cv ? VX_BF16 : t.dtype, co, K * ci, dst, lowp(L)};
     }
     c->b = NULL;
     if (L->v->cfg.conv_bias) VX_TRY(vec(L, base, "bias", co, &c->b));
@@ -246,7 +250,7 @@ static vocis_status load_convtr(loader *L, const char *base, int64_t cin, int64_
                 if (cv) ((uint16_t *)dst)[(j * co + o) * cin + cc] = vx_f32_to_bf16(((const float *)t.data)[(cc * co + o) * K + j]);
                 else copy_el(dst, (j * co + o) * cin + cc, t.data, (cc * co + o) * K + j, es);
     if (cv) vx_weights_release(L->w, t.data, (size_t)(co * K * cin) * sizeof(float));
-    c->w = (vx_mat){cv ? VX_BF16 : t.dtype, K * co, cin, dst};
+    c->w = (vx_mat){cv ? VX_BF16 : t.dtype, K * co, cin, dst, lowp(L)};
     c->b = NULL;
     if (L->v->cfg.conv_bias) VX_TRY(vec(L, base, "bias", co, &c->b));
     return VOCIS_OK;
@@ -409,8 +413,8 @@ vocis_status vx_vv_vae_load(const vx_weights *w, const char *prefix, const vx_vv
     return VOCIS_OK;
 }
 
-vocis_status vx_vv_vae_random(const vx_vv_tokenizer_config *cfg, int with_decoder, uint64_t seed, vx_vv_vae **out,
-                              vx_err *err) {
+vocis_status vx_vv_vae_random(const vx_vv_tokenizer_config *cfg, int with_decoder, uint64_t seed, int precision,
+                              vx_vv_vae **out, vx_err *err) {
     *out = NULL;
     if (!cfg || !cfg->present) return vx_fail(err, VOCIS_E_ARG, "vibevoice vae random: no tokenizer config");
     if (with_decoder && cfg->dec_n_ratios < 1)
@@ -483,6 +487,7 @@ vocis_status vx_vv_vae_random(const vx_vv_tokenizer_config *cfg, int with_decode
     if (st == VOCIS_OK) st = vx_synth_open(s, &w, err);
     vx_synth_free(s);
     if (st != VOCIS_OK) return st;
+    vx_weights_set_precision(w, precision); /* the load-time policy of a real folder */
     if ((st = vx_vv_vae_load(w, "vae.", cfg, with_decoder, out, err)) != VOCIS_OK) {
         vx_weights_close(w);
         return st;

@@ -45,9 +45,10 @@ vocis_status vx_vv_vae_load(const vx_weights *w, const char *prefix, const vx_vv
                             int with_decoder, vx_vv_vae **out, vx_err *err);
 /* Random BF16 weights (vectors F32) at the dims of cfg, channels n_filters·2^i
  * as upstream builds them (1.5B: acoustic vae_dim 64, semantic 128, n_filters
- * 32, ratios [8,5,5,4,2,2], depths 3-3-3-3-3-3-8), for benchmarks. */
-vocis_status vx_vv_vae_random(const vx_vv_tokenizer_config *cfg, int with_decoder, uint64_t seed, vx_vv_vae **out,
-                              vx_err *err);
+ * 32, ratios [8,5,5,4,2,2], depths 3-3-3-3-3-3-8), for benchmarks; loaded
+ * under `precision` (kernels/precision.h; 0 = as stored). */
+vocis_status vx_vv_vae_random(const vx_vv_tokenizer_config *cfg, int with_decoder, uint64_t seed, int precision,
+                              vx_vv_vae **out, vx_err *err);
 void vx_vv_vae_free(vx_vv_vae *v);
 
 int vx_vv_vae_hop(const vx_vv_vae *v);     /* audio samples per latent frame (3200) */
