@@ -591,13 +591,7 @@ static vocis_status load_s3gen_locked(vocis_model *m) {
         vx_weights_set_precision(m->s3gen_w, m->precision_flow);
     }
     if (!m->flow) VX_TRY(vx_s3gen_flow_load(m->s3gen_w, &m->cfg, &m->flow, vx_api_err(m)));
-    if (!m->hift) {
-        /* HiFT's default differs from the flow's: its matrices convert under the set's policy */
-        vx_weights_set_precision(m->s3gen_w, m->precision_vocoder);
-        vocis_status st = vx_hift_load(m->s3gen_w, NULL, &m->hift, vx_api_err(m));
-        vx_weights_set_precision(m->s3gen_w, m->precision_flow);
-        VX_TRY(st);
-    }
+    if (!m->hift) VX_TRY(vx_hift_load(m->s3gen_w, NULL, m->precision_vocoder, &m->hift, vx_api_err(m)));
     return VOCIS_OK;
 }
 

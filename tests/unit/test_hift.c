@@ -96,7 +96,7 @@ int main(int argc, char **argv) {
 
     if (vx_weights_open(tl_path("chatterbox/ckpt/s3gen.safetensors"), &w, &err) != VOCIS_OK ||
         vx_st_open(tl_path("chatterbox/golden/11_hift.safetensors"), &g, &err) != VOCIS_OK ||
-        vx_hift_load(w, NULL, &h, &err) != VOCIS_OK) {
+        vx_hift_load(w, NULL, VX_PREC_EXACT, &h, &err) != VOCIS_OK) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
@@ -170,7 +170,7 @@ int main(int argc, char **argv) {
         vx_weights *wl = NULL;
         vx_hift *hl = NULL;
         if (write_legacy(w, path) && vx_weights_open(path, &wl, &err) == VOCIS_OK &&
-            vx_hift_load(wl, NULL, &hl, &err) == VOCIS_OK) {
+            vx_hift_load(wl, NULL, VX_PREC_EXACT, &hl, &err) == VOCIS_OK) {
             float *wl_wav = malloc(sizeof(float) * (size_t)tw);
             CHECK(vx_hift_decode(hl, mel, tm, g_src, wl_wav, NULL, NULL, nthreads, &err) == VOCIS_OK);
             CHECK(memcmp(wl_wav, wav, sizeof(float) * (size_t)tw) == 0);
@@ -184,15 +184,13 @@ int main(int argc, char **argv) {
         unlink(path);
     }
 
-    /* bf16 precision (weight-set policy): the upsamplers' and ResBlocks' matrices become owned bf16,
+    /* bf16 precision: the upsamplers' and ResBlocks' matrices become owned bf16,
      * conv_pre / source_downs / conv_post stay f32; decoding the golden source stays within the
      * bf16 bounds of tests/golden/hift_bf16.sh (measured 27.9 dB); 1 and 2 threads agree exactly
      * (threads split rows, each row summed in one order) */
     {
         vx_hift *hb = NULL;
-        vx_weights_set_precision(w, VX_PREC_BF16);
-        CHECK(vx_hift_load(w, NULL, &hb, &err) == VOCIS_OK);
-        vx_weights_set_precision(w, 0);
+        CHECK(vx_hift_load(w, NULL, VX_PREC_BF16, &hb, &err) == VOCIS_OK);
         if (hb && !vx_cpu_has_avx512bf16()) { /* stays float32: the exact result */
             CHECK(hb->bf16 == 0 && hb->ups[0].m.dtype == VX_F32);
         } else if (hb) {
@@ -231,7 +229,7 @@ int main(int argc, char **argv) {
 
     /* a missing tensor is reported by name */
     vx_hift *bad = NULL;
-    CHECK(vx_hift_load(w, "nope.", &bad, &err) != VOCIS_OK && bad == NULL);
+    CHECK(vx_hift_load(w, "nope.", VX_PREC_EXACT, &bad, &err) != VOCIS_OK && bad == NULL);
     CHECK(strstr(err.msg, "HiFT") != NULL);
 
     /* random weights at tiny width run and stay finite */

@@ -303,13 +303,13 @@ vocis_status vx_hift_set_precision(vx_hift *h, int precision, vx_err *err) {
     return VOCIS_OK;
 }
 
-vocis_status vx_hift_load(const vx_weights *w, const char *prefix, vx_hift **out, vx_err *err) {
+vocis_status vx_hift_load(const vx_weights *w, const char *prefix, int precision, vx_hift **out, vx_err *err) {
     *out = NULL;
     vx_hift *h = hift_new(err);
     if (!h) return VOCIS_E_NOMEM;
     vocis_status st = hift_load(h, w, prefix ? prefix : "mel2wav.", err);
     if (st == VOCIS_OK) st = hift_prepare(h, err);
-    if (st == VOCIS_OK) st = vx_hift_set_precision(h, vx_weights_precision(w), err);
+    if (st == VOCIS_OK) st = vx_hift_set_precision(h, precision, err);
     if (st != VOCIS_OK) {
         vx_hift_free(h);
         return vx_errctx(err, "loading HiFT");

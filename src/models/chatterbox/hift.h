@@ -68,9 +68,10 @@ typedef struct vx_hift {
 } vx_hift;
 
 /* Load `mel2wav.*` (prefix configurable: NULL = "mel2wav.") from a weight set, e.g. s3gen.safetensors.
- * Accepts parametrizations.weight.original0/1 and legacy weight_g/weight_v; F32/F16/BF16. The weight
- * set's precision policy (vx_weights_precision) applies: vx_hift_set_precision. */
-vocis_status vx_hift_load(const vx_weights *w, const char *prefix, vx_hift **out, vx_err *err);
+ * Accepts parametrizations.weight.original0/1 and legacy weight_g/weight_v; F32/F16/BF16.
+ * precision (resolved, kernels/precision.h) is applied with vx_hift_set_precision; HiFT has its own
+ * (the weight set's policy is the flow's, whose default differs: VX_PART_VOCODER). */
+vocis_status vx_hift_load(const vx_weights *w, const char *prefix, int precision, vx_hift **out, vx_err *err);
 /* Random weights at the given widths (base_channels, f0 cond channels) for benchmarks; exact. */
 vocis_status vx_hift_random(int64_t base, int64_t f0_ch, uint64_t seed, vx_hift **out, vx_err *err);
 /* Precision (kernels/precision.h, resolved): exact keeps float32; bf16 and q8 convert the matrices

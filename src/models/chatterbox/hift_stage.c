@@ -38,8 +38,7 @@ vocis_status vx_stage_hift(const vx_stage_args *a, vx_err *err) {
     vx_weights *w = NULL;
     vx_hift *h = NULL;
     VX_TRY(vx_cb_weights_open_path(path, &w, err));
-    vx_weights_set_precision(w, a->precision); /* bf16 / q8: bf16 generator matrices */
-    vocis_status st = vx_hift_load(w, NULL, &h, err);
+    vocis_status st = vx_hift_load(w, NULL, a->precision, &h, err); /* bf16 / q8: bf16 generator matrices */
     vx_weights_close(w); /* everything is copied to owned f32 */
     if (st != VOCIS_OK) return st;
 
