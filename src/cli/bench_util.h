@@ -4,7 +4,6 @@
 
 #include "tensor/tensor.h"
 
-double bench_now_s(void);      /* monotonic seconds */
 double bench_peak_rss_mib(void);
 double bench_rss_now_mib(void); /* resident set now (VmRSS) */
 /* "bf16" | "f16" | "f32" -> dtype; 0 on success, -1 if unknown. */

@@ -24,7 +24,7 @@ typedef struct {
 static int on_token(void *user, int step, int32_t tok) {
     (void)tok;
     tok_timer *t = user;
-    double now = bench_now_s();
+    double now = vx_now_s();
     if (step == 0) t->t_first = now;
     t->t_last = now;
     t->n = step + 1;
@@ -44,7 +44,7 @@ static vocis_status t3_time_reps(t3_run_fn run, void *ctx, int tokens, int reps,
     *steps = 0;
     for (int r = 0; r < reps; r++) {
         tt = (tok_timer){0};
-        const double t1 = bench_now_s();
+        const double t1 = vx_now_s();
         VX_TRY(run(ctx, tokens, &tt, err));
         prefill_s[r] = tt.t_first - t1;
         decode[r] = tt.n > 1 ? (tt.n - 1) / (tt.t_last - tt.t_first) : 0;
@@ -97,11 +97,11 @@ static int bench_t3_gpt2(int variant, vx_dtype dt, const char *dtype, int prec, 
     enum { PROMPT = 375 };
     vx_err err = {0};
     vx_t3_gpt2 t;
-    double t0 = bench_now_s();
+    double t0 = vx_now_s();
     vocis_status st = vx_t3_gpt2_synthetic(&t, variant == BENCH_NANO, dt, prec, 1234, &err);
     if (st) return cli_error("bench", "%s", err.msg);
     t.cfg.stop_speech_token = -1; /* every run makes exactly `tokens` tokens */
-    const double t_load = bench_now_s() - t0;
+    const double t_load = vx_now_s() - t0;
     float *spk = calloc((size_t)t.speaker_dim, sizeof(float));
     int64_t prompt[PROMPT];
     int32_t *text = malloc(sizeof(int32_t) * (size_t)text_len);
@@ -202,7 +202,7 @@ static int bench_t3(int argc, char **argv) {
     vx_cb_config cfg;
     vx_cb_config_default(&cfg);
     vx_t3 t3;
-    double t0 = bench_now_s();
+    double t0 = vx_now_s();
     vocis_status st;
     if (synthetic) {
         vx_weights *w;
@@ -218,7 +218,7 @@ static int bench_t3(int argc, char **argv) {
         if (st == VOCIS_OK) st = vx_t3_load_prec(&t3, path, &cfg, prec, &err);
     }
     if (st != VOCIS_OK) return cli_error("bench", "%s", err.msg);
-    double t_load = bench_now_s() - t0;
+    double t_load = vx_now_s() - t0;
     vx_tf_set_kv(&t3.tf, kvc == VOCIS_KV_BF16 ? VX_KV_BF16 : VX_KV_F32);
 
     float *spk = calloc((size_t)t3.speaker_dim, sizeof(float));
@@ -272,7 +272,7 @@ static vocis_status time_decode(const vx_vv_lm *lm, int nseq, int64_t ctx, int t
     const int32_t ids[4] = {0, 1, 2, 3};
     float logits[4];
     int steps = 0;
-    double t0 = bench_now_s(), t = t0;
+    double t0 = vx_now_s(), t = t0;
     while (!st && (steps < 3 || (t - t0 < 2.0 && steps < 60))) {
         for (int i = 0; i < nseq * H; i++) x[i] = 0.01f * (float)((i + steps) % 17 - 8);
         st = vx_tf_forward(tf, &kv, NULL, nseq, 1, x, threads, NULL, NULL, err);
@@ -281,7 +281,7 @@ static vocis_status time_decode(const vx_vv_lm *lm, int nseq, int64_t ctx, int t
             vx_vv_lm_logits_subset(lm, h + (size_t)q * H, ids, 4, logits);
         }
         steps++;
-        t = bench_now_s();
+        t = vx_now_s();
     }
     *steps_per_s = steps / (t - t0);
     free(x), free(h);
@@ -314,7 +314,7 @@ static int bench_qwen2(int argc, char **argv) {
     vx_vv_config cfg;
     vx_weights *w = NULL;
     vx_vv_lm lm;
-    double t0 = bench_now_s();
+    double t0 = vx_now_s();
     if (vx_vv_lm_preset(size, &cfg, &err) || vx_vv_lm_synthetic_weights(&cfg, dt, 1234, &w, &err) ||
         vx_vv_lm_init(&lm, w, &cfg, "model.language_model.", &err)) {
         vx_weights_close(w);
@@ -323,7 +323,7 @@ static int bench_qwen2(int argc, char **argv) {
     vx_tf_set_kv(&lm.tf, kvc == VOCIS_KV_BF16 ? VX_KV_BF16 : VX_KV_F32);
     printf("model: synthetic VibeVoice-%s Qwen2, %d layers, hidden %d, %d/%d heads, %s weights, %d threads\n", size,
            lm.tf.n_layers, lm.tf.dim, lm.tf.n_heads, lm.tf.n_kv_heads, dtype, threads);
-    printf("load: %.2f s\n", bench_now_s() - t0);
+    printf("load: %.2f s\n", vx_now_s() - t0);
     fflush(stdout);
     vocis_status st = VOCIS_OK;
     const int64_t plen[2] = {512, 4096};
@@ -337,9 +337,9 @@ static int bench_qwen2(int argc, char **argv) {
             break;
         }
         for (int64_t j = 0; j < plen[i] * lm.tf.dim; j++) x[j] = 0.01f * (float)(j % 23 - 11);
-        double t1 = bench_now_s();
+        double t1 = vx_now_s();
         st = vx_tf_forward(&lm.tf, &kv, NULL, 1, plen[i], x, threads, NULL, NULL, &err);
-        if (!st) printf("prefill_%lld: %.1f tokens/s\n", (long long)plen[i], plen[i] / (bench_now_s() - t1));
+        if (!st) printf("prefill_%lld: %.1f tokens/s\n", (long long)plen[i], plen[i] / (vx_now_s() - t1));
         fflush(stdout);
         vx_kv_free(&kv);
         free(x);

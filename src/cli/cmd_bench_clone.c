@@ -55,7 +55,7 @@ int bench_clone(int argc, char **argv) {
     vx_err err = {0};
     vx_cb_cloner c = {0};
     c.t3_prompt_len = 150;
-    const double t0 = bench_now_s();
+    const double t0 = vx_now_s();
     vocis_status st = vx_ve_random(40, 256, 256, 3, 11, &c.ve, &err);
     if (!st) st = vx_s3tok_random(128, 1280, 20, 6, 12, &c.tok, &err);
     if (!st) st = vx_campplus_random(128, 32, 4, 192, 13, &c.cam, &err);
@@ -63,7 +63,7 @@ int bench_clone(int argc, char **argv) {
         vx_cb_cloner_free(&c);
         return cli_error("bench clone", "%s", err.msg);
     }
-    printf("setup: %.0f ms (random weights)\n", 1e3 * (bench_now_s() - t0));
+    printf("setup: %.0f ms (random weights)\n", 1e3 * (vx_now_s() - t0));
     const int64_t n = (int64_t)(seconds * VX_CLONE_SR);
     float *x = malloc(sizeof(float) * (size_t)n);
     double *tv[7];

@@ -118,7 +118,7 @@ static vocis_status t3_measure(int prec, int steps, int threads, t3_result *o, i
 static vocis_status quality_t3(const int *modes, int nmodes, int steps, int threads, vx_err *err) {
     t3_result ref, r;
     int L0 = 0;
-    double t0 = bench_now_s();
+    double t0 = vx_now_s();
     VX_TRY(t3_measure(VX_PREC_EXACT, steps, threads, &ref, &L0, err));
     printf("t3_shape: %d prefill positions x 2 CFG rows (%d prompt tokens, %d text tokens), %d greedy tokens\n", L0,
            T3_PROMPT, T3_TEXT, steps);
@@ -142,7 +142,7 @@ static vocis_status quality_t3(const int *modes, int nmodes, int steps, int thre
         t3_result_free(&r);
     }
     t3_result_free(&ref);
-    printf("t3_seconds: %.1f s\n", bench_now_s() - t0);
+    printf("t3_seconds: %.1f s\n", vx_now_s() - t0);
     return st;
 }
 
@@ -193,7 +193,7 @@ static vocis_status quality_s3gen(const int *modes, int nmodes, const flow_shape
     float *ref = NULL, *mel = NULL, *wref = NULL, *wav = NULL;
     int64_t tm = 0, tm2 = 0, nw = 0, nw2 = 0;
     vx_hift *h = NULL;
-    double t0 = bench_now_s();
+    double t0 = vx_now_s();
     vocis_status st = flow_measure(VX_PREC_EXACT, sh, threads, &ref, &tm, err);
     if (!st) st = vx_hift_random(512, 512, 4321, &h, err);
     if (!st) st = vocode(h, ref, tm, threads, &wref, &nw, err);
@@ -213,7 +213,7 @@ static vocis_status quality_s3gen(const int *modes, int nmodes, const flow_shape
         /* HiFT of the mode (bf16 generator matrices under bf16/q8) on the exact mel, then on the mode's mel */
         vx_hift *hm = NULL;
         if (!(st = vx_hift_random(512, 512, 4321, &hm, err)))
-            st = vx_hift_set_precision(hm, vx_precision_resolve_part(modes[m], VX_PART_FLOW), err);
+            st = vx_hift_set_precision(hm, vx_precision_resolve_part(modes[m], VX_PART_VOCODER), err);
         if (!st) st = vocode(hm, ref, tm, threads, &wav, &nw2, err);
         if (st) {
             vx_hift_free(hm);
@@ -232,7 +232,7 @@ static vocis_status quality_s3gen(const int *modes, int nmodes, const flow_shape
         free(wav), free(mel);
         wav = mel = NULL;
     }
-    printf("s3gen_seconds: %.1f s\n", bench_now_s() - t0);
+    printf("s3gen_seconds: %.1f s\n", vx_now_s() - t0);
 done:
     free(ref), free(mel), free(wref), free(wav);
     vx_hift_free(h);
@@ -317,7 +317,7 @@ static vocis_status quality_vv(const int *modes, int nmodes, const char *size, i
     float *ref = NULL, *lat = NULL;
     int64_t D = 0;
     vx_vv_config cfg;
-    double t0 = bench_now_s();
+    double t0 = vx_now_s();
     VX_TRY(vv_measure(size, VX_PREC_EXACT, prefill, frames, threads, &ref, &D, &cfg, err));
     printf("vv_shape: VibeVoice-%s (%d layers, hidden %d; head %d layers), bf16 weights; %d prompt positions, "
            "%d frames of one LM pair step + 10 DPM-Solver steps (CFG 1.3), latent %lld\n",
@@ -339,7 +339,7 @@ static vocis_status quality_vv(const int *modes, int nmodes, const char *size, i
         free(lat);
         lat = NULL;
     }
-    printf("vv_seconds: %.1f s\n", bench_now_s() - t0);
+    printf("vv_seconds: %.1f s\n", vx_now_s() - t0);
     free(snr), free(ref), free(lat);
     return st;
 }
@@ -408,7 +408,7 @@ int bench_quality(int argc, char **argv) {
     fflush(stdout);
     if (!nmodes) return 0;
     vx_err err = {0};
-    const double t0 = bench_now_s();
+    const double t0 = vx_now_s();
     vocis_status st = VOCIS_OK;
     if (do_t3) st = quality_t3(modes, nmodes, t3_tokens, threads, &err);
     if (!st && do_s3) {
@@ -418,7 +418,7 @@ int bench_quality(int argc, char **argv) {
     }
     if (!st && do_vv) st = quality_vv(modes, nmodes, vv_size, vv_prefill, vv_frames, threads, &err);
     if (st) return cli_error("bench quality", "%s", err.msg);
-    printf("wall: %.1f s\n", bench_now_s() - t0);
+    printf("wall: %.1f s\n", vx_now_s() - t0);
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
     return 0;
 }

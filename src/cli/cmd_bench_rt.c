@@ -24,7 +24,7 @@ typedef struct rt_timer {
 static int on_frame(void *user, const float *pcm, int64_t n) {
     rt_timer *r = user;
     (void)pcm, (void)n;
-    if (r->n < r->cap) r->t[r->n++] = bench_now_s();
+    if (r->n < r->cap) r->t[r->n++] = vx_now_s();
     return 0;
 }
 
@@ -71,13 +71,13 @@ int bench_vv_realtime(int threads, int frames, int steps, const char *dtype) {
     rt_timer r = {0};
     double *fd = NULL; /* fd[nfd]: frame times of the reported run */
     int nfd = 0;
-    double t0 = bench_now_s();
+    double t0 = vx_now_s();
     vocis_status st = vx_rt_model_synthetic(&m, dt, 0, 4321, &err);
     if (st) return cli_error("bench vibevoice", "%s", err.msg);
     printf("model: synthetic VibeVoice-Realtime-0.5B (%d lower + %d upper layers, hidden %d), %s weights, "
            "%d threads\n",
            m.lower.n_layers, m.upper.n_layers, m.upper.dim, dtype, threads);
-    printf("setup: %.1f s\n", bench_now_s() - t0);
+    printf("setup: %.1f s\n", vx_now_s() - t0);
     fflush(stdout);
     if ((st = synth_preset(&m, &p, &err))) goto done;
     /* a sentence of 20 tokens: 4 text windows inside the timed frames, then speech-only windows */
@@ -106,7 +106,7 @@ int bench_vv_realtime(int threads, int frames, int steps, const char *dtype) {
         vx_rt_session_free(s);
         s = NULL;
         if ((st = vx_rt_session_new(&m, &p, &o, &s, &err))) goto done;
-        r.t0 = bench_now_s();
+        r.t0 = vx_now_s();
         const double c0 = cpu_now_s();
         if ((st = vx_rt_session_run_ids(s, ids, 20, &err))) goto done;
         cpu = (cpu_now_s() - c0) / (r.n ? r.n : 1);

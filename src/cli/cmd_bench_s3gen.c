@@ -138,12 +138,12 @@ static vocis_status acoustic_run(const acoustic *a, const int64_t *tokens, int64
         .t_encoder = &t->encoder,
         .t_steps = &t->steps,
     };
-    double t0 = bench_now_s();
+    double t0 = vx_now_s();
     if (vx_s3gen_flow_get_dims(a->flow)->meanflow) VX_TRY(vx_s3gen_meanflow_run(a->flow, &mq, &mel, &tm, err));
     else VX_TRY(vx_s3gen_flow_run(a->flow, &rq, &mel, &tm, err));
-    double t1 = bench_now_s();
+    double t1 = vx_now_s();
     vocis_status st = vx_hift_vocode(a->hift, mel, tm, rng, NULL, NULL, &wav, &nw, NULL, NULL, threads, err);
-    double t2 = bench_now_s();
+    double t2 = vx_now_s();
     free(mel);
     free(wav);
     t->flow = t1 - t0;
@@ -224,12 +224,12 @@ int bench_s3gen(int argc, char **argv) {
 
     vx_err err = {0};
     acoustic a;
-    double t0 = bench_now_s();
+    double t0 = vx_now_s();
     if (acoustic_new(&a, dt, prec, prompt_s, meanflow, &err)) {
         acoustic_free(&a);
         return cli_error("bench", "%s", err.msg);
     }
-    double t_load = bench_now_s() - t0;
+    double t_load = vx_now_s() - t0;
     const vx_s3gen_flow_dims *d = vx_s3gen_flow_get_dims(a.flow);
     const int64_t n = lround((double)seconds * TOKENS_PER_S) > 0 ? (int64_t)lround((double)seconds * TOKENS_PER_S) : 1;
     enum { NV = 8 }; /* figures per repetition */
@@ -364,7 +364,7 @@ int bench_speak(int argc, char **argv) {
     vx_t3 t3 = {0};
     vx_t3_gpt2 tg = {0};
     acoustic a = {0};
-    double t0 = bench_now_s();
+    double t0 = vx_now_s();
     vocis_status st;
     if (gpt2) {
         st = vx_t3_gpt2_synthetic(&tg, variant == BENCH_NANO, dt, vx_precision_resolve(prec), 1234, &err);
@@ -386,7 +386,7 @@ int bench_speak(int argc, char **argv) {
         else vx_t3_free(&t3);
         return cli_error("bench", "%s", err.msg);
     }
-    double t_load = bench_now_s() - t0;
+    double t_load = vx_now_s() - t0;
     printf("model: synthetic Chatterbox %s (T3 %s%s, S3Gen %sflow f32, HiFT f32), %d threads\n",
            bench_variant_name(variant), gpt2 ? "GPT-2 " : "", dtype, gpt2 ? "MeanFlow " : "", threads);
     printf("precision: %s (T3 matrices computed as %s, flow as %s; HiFT %s)\n", vx_precision_describe(prec),
@@ -407,10 +407,10 @@ int bench_speak(int argc, char **argv) {
         vx_rng_seed(&rng, 0);
         int32_t *toks = NULL;
         int64_t *tok64 = NULL;
-        const double t1 = bench_now_s();
+        const double t1 = vx_now_s();
         st = gpt2 ? speak_t3_gpt2(&tg, want, &rng, threads, &toks, &nt, &err)
                   : speak_t3(&t3, want, &rng, threads, &toks, &nt, &err);
-        const double t_t3 = bench_now_s() - t1;
+        const double t_t3 = vx_now_s() - t1;
         raw = nt;
         if (!st) {
             /* Random weights emit special tokens at random: keep the valid ones (upstream's post-processing) and
@@ -532,13 +532,13 @@ int bench_serve(int argc, char **argv) {
         int *ids = calloc((size_t)N, sizeof *ids);
         if (!rngs || !ids) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
         if (!st) st = vx_t3_batch_new(&t3, N, &b, &err);
-        const double t0 = bench_now_s();
+        const double t0 = vx_now_s();
         for (int q = 0; q < N && !st; q++) {
             vx_rng_seed(&rngs[q], 1000 + (uint64_t)q);
             st = vx_t3_batch_add(b, &c, text, TEXT + 2, &s, &rngs[q], threads, &ids[q], &err);
         }
         while (!st && vx_t3_batch_active(b)) st = vx_t3_batch_step(b, threads, &err);
-        const double t_t3 = bench_now_s() - t0;
+        const double t_t3 = vx_now_s() - t0;
         int same = 1;
         for (int q = 0; q < N && !st; q++) {
             int32_t *tk = NULL;
@@ -612,9 +612,9 @@ int bench_convert(int argc, char **argv) {
     for (int k = 0; k < 2 && !st; k++) { /* warm-up, then timed */
         free(codes);
         codes = NULL;
-        const double t0 = bench_now_s();
+        const double t0 = vx_now_s();
         st = vx_s3tok_tokenize(tok, src, n16, 0, &codes, &ncodes, threads, &err);
-        t_tok = bench_now_s() - t0;
+        t_tok = vx_now_s() - t0;
         vx_rng rng;
         vx_rng_seed(&rng, 0);
         if (!st) st = acoustic_run(&a, codes, ncodes, 10, &rng, threads, &at, &err);

@@ -105,7 +105,7 @@ int bench_vibevoice(int argc, char **argv) {
 
     vx_err err = {0};
     vv_parts p;
-    double t0 = bench_now_s();
+    double t0 = vx_now_s();
     vocis_status st = parts_new(&p, size, dt, prec, &err);
     if (st) {
         parts_free(&p);
@@ -117,7 +117,7 @@ int bench_vibevoice(int argc, char **argv) {
     printf("model: synthetic VibeVoice-%s (%d layers, hidden %lld), %s weights, %d threads\n", size, tf->n_layers,
            (long long)H, dtype, threads);
     printf("precision: %s\n", vx_precision_name(prec));
-    printf("setup: %.1f s\n", bench_now_s() - t0);
+    printf("setup: %.1f s\n", vx_now_s() - t0);
     printf("kv_cache: %s (%zu B per position per sequence)\n", vx_kv_name(kvc == VOCIS_KV_BF16 ? VX_KV_BF16 : VX_KV_F32),
            vx_kv_bytes_per_token(tf));
     fflush(stdout);
@@ -146,24 +146,24 @@ int bench_vibevoice(int argc, char **argv) {
     for (int64_t i = 0; i < 2 * H; i++) pair[i] = 0.01f * (float)(i % 17 - 8);
     for (int f = -1; f < frames; f++) { /* f = -1: warm-up */
         double t[n_parts + 1];
-        t[0] = bench_now_s();
+        t[0] = vx_now_s();
         /* LM pair step (the speculative negative rides along) + the 4 logits */
         if ((st = vx_tf_forward(tf, &kv, (const int[]){0, 1}, 2, 1, pair, threads, NULL, NULL, &err))) goto done;
         vx_tf_final_norm(tf, hp, pair, 1);
         vx_tf_final_norm(tf, hn, pair + H, 1);
         float lg[4];
         vx_vv_lm_logits_subset(&p.lm, hp, (const int32_t[]){0, 1, 2, 3}, 4, lg);
-        t[1] = bench_now_s();
+        t[1] = vx_now_s();
         if ((st = vx_vv_sample_latent(p.head, &dpm, hp, hn, 1.3f, &rng, NULL, lat, NULL, threads, &err))) goto done;
-        t[2] = bench_now_s();
+        t[2] = vx_now_s();
         if ((st = vx_vv_vae_decode_step(p.acoustic, ast, lat, pcm, threads, &err))) goto done;
-        t[3] = bench_now_s();
+        t[3] = vx_now_s();
         if ((st = vx_vv_vae_encode_step(p.semantic, sst, pcm, sem, threads, &err))) goto done;
-        t[4] = bench_now_s();
+        t[4] = vx_now_s();
         if ((st = vx_vv_connector_run(&p.ac, lat, 1, e1, threads, &err)) ||
             (st = vx_vv_connector_run(&p.se, sem, 1, e2, threads, &err)))
             goto done;
-        t[5] = bench_now_s();
+        t[5] = vx_now_s();
         for (int64_t i = 0; i < H; i++) pair[i] = pair[H + i] = e1[i] + e2[i];
         if (f < 0) continue;
         for (int k = 0; k < n_parts; k++) tv[(size_t)k * frames + f] = t[k + 1] - t[k];
@@ -193,14 +193,14 @@ int bench_vibevoice(int argc, char **argv) {
         goto done;
     }
     for (int64_t i = 0; i < nv; i++) voice[i] = 0.1f * (float)((i * 37) % 101 - 50) / 50.0f;
-    double a = bench_now_s();
+    double a = vx_now_s();
     if ((st = vx_vv_vae_encode(p.acoustic, voice, 1, nv, mean, threads, NULL, &err))) goto done;
-    printf("voice_encode_10s: %.0f ms\n", 1e3 * (bench_now_s() - a));
+    printf("voice_encode_10s: %.0f ms\n", 1e3 * (vx_now_s() - a));
     for (int64_t i = 0; i < (int64_t)prefill * H; i++) x[i] = 0.01f * (float)(i % 23 - 11);
     vx_kv_reset(&kv, 0);
-    a = bench_now_s();
+    a = vx_now_s();
     if ((st = vx_tf_forward(tf, &kv, (const int[]){0}, 1, prefill, x, threads, NULL, NULL, &err))) goto done;
-    printf("prefill_%d: %.1f tokens/s\n", prefill, prefill / (bench_now_s() - a));
+    printf("prefill_%d: %.1f tokens/s\n", prefill, prefill / (vx_now_s() - a));
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
 done:
     free(tv), free(pair), free(hp), free(hn), free(lat), free(pcm), free(sem), free(e1), free(e2);

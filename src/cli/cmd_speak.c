@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/threads.h"
 #include "cli/cli.h"
 #include "vocis.h"
 
@@ -44,20 +45,14 @@ typedef struct {
     double t0; /* start, for the VibeVoice speed figure */
 } speak_ui;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int on_progress(void *user, const vocis_progress *p) {
     speak_ui *ui = user;
     if (ui->quiet) return 0;
     char chunk[32] = "";
     if (p->n_chunks > 1) snprintf(chunk, sizeof chunk, "[%d/%d] ", p->chunk + 1, p->n_chunks);
     if (!strcmp(p->stage, "vibevoice")) {
-        if (!ui->t0) ui->t0 = now_s();
-        const double audio = p->n_steps / 24000.0, el = now_s() - ui->t0;
+        if (!ui->t0) ui->t0 = vx_now_s();
+        const double audio = p->n_steps / 24000.0, el = vx_now_s() - ui->t0;
         if (ui->tty || p->step % 50 == 0)
             fprintf(stderr, "%svocis speak: %d tokens, %d frames, %.1f s of audio, %.2fx real time%s",
                     ui->tty ? "\r" : "", p->step, p->n_steps / 3200, audio, el > 0 ? audio / el : 0.0,

@@ -5,17 +5,11 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/threads.h"
 #include "kernels/isa.h"
 
 #define VX_TARGET_AVX512BF16_P __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static VX_TARGET_AVX512 double read_sum512(const float *p, size_t n) {
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -51,14 +45,14 @@ double vx_peak_read_gbs(size_t bytes, int reps, int nthreads) {
     double best = 1e30;
     volatile double sink = 0;
     for (int r = 0; r < reps; r++) {
-        double t0 = now_s(), s = 0;
+        double t0 = vx_now_s(), s = 0;
 #pragma omp parallel num_threads(nthreads) reduction(+ : s)
         {
             VX_OMP_THREAD(t, nt);
             size_t per = n / (size_t)nt / 64 * 64, a = (size_t)t * per, len = t == nt - 1 ? n - a : per;
             s += isa >= VX_ISA_AVX512 ? read_sum512(buf + a, len) : read_sum256(buf + a, len);
         }
-        double dt = now_s() - t0;
+        double dt = vx_now_s() - t0;
         sink += s;
         if (dt < best) best = dt;
     }
@@ -111,16 +105,16 @@ double vx_peak_gflops(int bf16, double seconds, int nthreads) {
     long iters = 1 << 20;
     double best = 0;
     volatile double sink = 0;
-    double end = now_s() + seconds;
+    double end = vx_now_s() + seconds;
     do {
-        double t0 = now_s(), s = 0;
+        double t0 = vx_now_s(), s = 0;
 #pragma omp parallel num_threads(nthreads) reduction(+ : s)
         s += bf16 ? dpbf16_loop(iters) : isa >= VX_ISA_AVX512 ? fma_loop512(iters) : fma_loop256(iters);
-        double dt = now_s() - t0;
+        double dt = vx_now_s() - t0;
         sink += s;
         double r = flop_it * (double)iters * nthreads / dt / 1e9;
         if (r > best) best = r;
-    } while (now_s() < end);
+    } while (vx_now_s() < end);
     (void)sink;
     return best;
 }

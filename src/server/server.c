@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/threads.h"
 #include "server/server.h"
 #include "vocis.h"
 
@@ -41,12 +42,6 @@ void vx_server_config_default(vx_server_config *c) {
     c->request_timeout = 300;
     c->idle_timeout = 30;
     c->max_connections = 64;
-}
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* ---- types ---- */
@@ -153,7 +148,7 @@ static job *job_new(server *s, srv_model *sm, int kind) {
     j->kind = kind;
     j->sm = sm;
     j->srv = s;
-    j->t_enq = now_s();
+    j->t_enq = vx_now_s();
     j->deadline = j->t_enq + s->cfg->request_timeout;
     return j;
 }
@@ -194,7 +189,7 @@ static int job_append(job *j, const uint8_t *p, size_t n) {
 
 static int job_stop_wanted(job *j) {
     if (atomic_load(&j->cancel) || atomic_load(&j->srv->hard_stop)) return 1;
-    if (now_s() > j->deadline) {
+    if (vx_now_s() > j->deadline) {
         j->timed_out = 1;
         return 1;
     }
@@ -366,7 +361,7 @@ static void *worker_main(void *arg) {
         sm->running++;
         pthread_mutex_unlock(&sm->mu);
 
-        j->t_start = now_s();
+        j->t_start = vx_now_s();
         if (atomic_load(&j->cancel) || atomic_load(&sm->srv->stopping) || job_stop_wanted(j)) {
             j->st = VOCIS_E_CANCELLED;
             snprintf(j->errmsg, sizeof j->errmsg, "%s",
@@ -376,7 +371,7 @@ static void *worker_main(void *arg) {
         } else {
             run_clone(j);
         }
-        j->t_end = now_s();
+        j->t_end = vx_now_s();
         pthread_mutex_lock(&sm->mu);
         sm->running--;
         sm->queued--;
@@ -988,7 +983,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         q->conn = c;
         atomic_fetch_add(&s->inflight_conns, 1);
         q->id = atomic_fetch_add(&s->next_id, 1) + 1;
-        q->t0 = now_s();
+        q->t0 = vx_now_s();
         snprintf(q->method, sizeof q->method, "%s", method);
         snprintf(q->path, sizeof q->path, "%s", url);
         q->route = vx_srv_route(url, &q->arg);
@@ -1087,7 +1082,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
                                                                           : " (terminated)";
         fprintf(stderr, "vocis serve: req=%llu %s %s %d%s model=%s chars=%zu audio=%.2fs wait=%.3fs rtf=%.3f time=%.3fs\n",
                 q->id, q->method, q->path, status, how, q->model[0] ? q->model : "-", chars, audio, wait, rtf,
-                now_s() - q->t0);
+                vx_now_s() - q->t0);
     }
     job_unref(j);
     free(q->body);

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "audio/resample.h"
+#include "base/threads.h"
 #include "io/audio.h"
 #include "models/chatterbox/mtl.h"
 #include "models/chatterbox/ref_mel.h"
@@ -39,12 +39,6 @@ void vx_cb_cloner_free(vx_cb_cloner *c) {
     vx_s3tok_free(c->tok);
     vx_campplus_free(c->cam);
     memset(c, 0, sizeof *c);
-}
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Fill a [1, ...] float / token field (data is taken over). */
@@ -87,53 +81,53 @@ vocis_status vx_cb_clone(const vx_cb_cloner *c, const float *wav24, int64_t n, f
         snprintf(warning, wcap, "the reference is %.1f s long; upstream recommends at least %.0f s for a good clone",
                  seconds, VX_CLONE_ADVISED_SECONDS);
 
-    const double t0 = now();
+    const double t0 = vx_now_s();
     float *ref16 = NULL, *emb = NULL, *mel = NULL, *r16 = NULL, *xvec = NULL, *ex = NULL;
     int64_t *t3tok = NULL, *ptok = NULL;
     int64_t n16 = 0, nt3 = 0, nmel = 0, nr16 = 0, np = 0;
     vocis_status st;
-    double t = now();
+    double t = vx_now_s();
     /* librosa.resample of the whole (read) reference: T3 prompt and voice encoder */
     if (c->ve && (st = vx_audio_resample(wav24, n, VX_CLONE_SR, VX_CLONE_SR16, &ref16, &n16, err))) goto done;
     /* S3Gen's copy: the first 10 s, resampled by torchaudio */
     const int64_t n24 = n < VX_CLONE_S3GEN_SECONDS * VX_CLONE_SR ? n : VX_CLONE_S3GEN_SECONDS * VX_CLONE_SR;
     if ((st = vx_resample_sinc(wav24, n24, VX_CLONE_SR, VX_CLONE_SR16, &r16, &nr16, nthreads, err))) goto done;
-    tm.resample = now() - t;
+    tm.resample = vx_now_s() - t;
 
     if (c->ve) { /* the T3 half */
-        t = now();
+        t = vx_now_s();
         if (!(emb = vx_malloc(err, sizeof(float) * (size_t)c->ve->emb, "speaker embedding"))) {
             st = VOCIS_E_NOMEM;
             goto done;
         }
         if ((st = vx_ve_embed(c->ve, ref16, n16, emb, NULL, nthreads, err))) goto done;
-        tm.voice_encoder = now() - t;
+        tm.voice_encoder = vx_now_s() - t;
 
-        t = now();
+        t = vx_now_s();
         const int64_t t3n = (int64_t)(c->t3_seconds > 0 ? c->t3_seconds : VX_CLONE_T3_SECONDS) * VX_CLONE_SR16;
         const int64_t n16_t3 = n16 < t3n ? n16 : t3n;
         if ((st = vx_s3tok_tokenize(c->tok, ref16, n16_t3, c->t3_prompt_len, &t3tok, &nt3, nthreads, err)))
             goto done;
-        tm.t3_tokens = now() - t;
+        tm.t3_tokens = vx_now_s() - t;
     }
 
-    t = now();
+    t = vx_now_s();
     if ((st = vx_ref_mel(wav24, n24, &mel, &nmel, nthreads, err))) goto done;
-    tm.ref_mel = now() - t;
+    tm.ref_mel = vx_now_s() - t;
 
-    t = now();
+    t = vx_now_s();
     const int64_t xdim = vx_campplus_emb_dim(c->cam);
     if (!(xvec = vx_malloc(err, sizeof(float) * (size_t)xdim, "x-vector"))) {
         st = VOCIS_E_NOMEM;
         goto done;
     }
     if ((st = vx_campplus_embed(c->cam, r16, nr16, xvec, NULL, NULL, nthreads, err))) goto done;
-    tm.campplus = now() - t;
+    tm.campplus = vx_now_s() - t;
 
-    t = now();
+    t = vx_now_s();
     if ((st = vx_s3tok_tokenize(c->tok, r16, nr16, 0, &ptok, &np, nthreads, err))) goto done;
-    tm.s3gen_tokens = now() - t;
-    tm.total = now() - t0;
+    tm.s3gen_tokens = vx_now_s() - t;
+    tm.total = vx_now_s() - t0;
 
     if (!(ex = vx_malloc(err, sizeof(float), "emotion_adv"))) {
         st = VOCIS_E_NOMEM;

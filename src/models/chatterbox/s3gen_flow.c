@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/threads.h"
 #include "kernels/ops_extra.h"
 #include "kernels/precision.h"
 #include "models/chatterbox/s3gen_flow_impl.h"
@@ -441,12 +442,6 @@ vocis_status vx_s3gen_flow_synthetic_weights(const vx_s3gen_flow_dims *d, vx_dty
 /* ------------------------------------------------------------------------ */
 /* Token → mel                                                               */
 
-static double wall_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* torch: 1 − cos(linspace(0, 1, n + 1) · 0.5 · π) in float32. */
 static void cosine_grid(float *ts, int n) {
     const float step = 1.0f / (float)n;
@@ -538,7 +533,7 @@ vocis_status vx_s3gen_flow_run(const vx_s3gen_flow *f, const vx_s3gen_flow_req *
     /* 2. encoder: tokens [T] → h [L][E] → μ [L][n_mels] (row 0 of the pair; row 1 zeros) */
     ALLOC(h, L * E, "encoder output");
     if (dbg) ALLOC(emb, T * d->input_size, "token embeddings");
-    double t_enc0 = wall_s();
+    double t_enc0 = vx_now_s();
     TRY(vx_s3gen_encoder_forward(f, tokens, T, h, emb, nth, err));
     if (dbg) {
         TRY(dbg_put(dbg, "token_emb_masked_input", VX_DIMS(1, T, d->input_size), emb, err));
@@ -546,7 +541,7 @@ vocis_status vx_s3gen_flow_run(const vx_s3gen_flow *f, const vx_s3gen_flow_req *
     }
     ALLOC(mu2, 2 * L * M, "mu");
     vx_linear(mu2, h, L, &f->encoder_proj.w, f->encoder_proj.b, nth);
-    if (rq->t_encoder) *rq->t_encoder = wall_s() - t_enc0;
+    if (rq->t_encoder) *rq->t_encoder = vx_now_s() - t_enc0;
     free(h);
     h = NULL;
     if (dbg) TRY(dbg_put_cm(dbg, "mu", mu2, 1, L, M, err));
@@ -581,7 +576,7 @@ vocis_status vx_s3gen_flow_run(const vx_s3gen_flow *f, const vx_s3gen_flow_req *
     ALLOC(v, 2 * L * M, "estimator output");
     TRY(cfm_ws_new(f, L, &ws, err));
     const float g1 = (float)(1.0 + (double)cfg_rate), g2 = cfg_rate;
-    double t_steps0 = wall_s();
+    double t_steps0 = vx_now_s();
     for (int k = 0; k < n_steps; k++) {
         float t = ts[k], r = ts[k + 1];
         memcpy(x2, x, (size_t)(L * M) * sizeof(float));
@@ -596,7 +591,7 @@ vocis_status vx_s3gen_flow_run(const vx_s3gen_flow *f, const vx_s3gen_flow_req *
             x[i] = x[i] + dt * dxdt;
         }
     }
-    if (rq->t_steps) *rq->t_steps = wall_s() - t_steps0;
+    if (rq->t_steps) *rq->t_steps = vx_now_s() - t_steps0;
     if (dbg) {
         TRY(dbg_put(dbg, "est_t_all_steps", VX_DIMS(n_steps), ts, err));
         TRY(dbg_put_cm(dbg, "solve_euler_out", x, 1, L, M, err));

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/threads.h"
 #include "kernels/ops_extra.h"
 #include "models/chatterbox/s3gen_flow_impl.h"
 
@@ -23,12 +24,6 @@ static vocis_status put_cm(vx_st_writer *w, const char *name, const float *x, in
     vocis_status st = put(w, name, VX_DIMS(1, C, L), t, err);
     free(t);
     return st;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 vocis_status vx_s3gen_meanflow_run(const vx_s3gen_flow *f, const vx_meanflow_req *rq, float **mel, int64_t *tm,
@@ -97,7 +92,7 @@ vocis_status vx_s3gen_meanflow_run(const vx_s3gen_flow *f, const vx_meanflow_req
     if (dbg) TRY(put(dbg, "spks", VX_DIMS(1, M), spk, err));
     ALLOC(h, L * E);
     if (dbg) ALLOC(emb, T * d->input_size);
-    const double t_enc0 = now_s();
+    const double t_enc0 = vx_now_s();
     TRY(vx_s3gen_encoder_forward(f, tokens, T, h, emb, nth, err));
     if (dbg) {
         TRY(put(dbg, "token_emb_masked_input", VX_DIMS(1, T, d->input_size), emb, err));
@@ -105,7 +100,7 @@ vocis_status vx_s3gen_meanflow_run(const vx_s3gen_flow *f, const vx_meanflow_req
     }
     ALLOC(mu, L * M);
     vx_linear(mu, h, L, &f->encoder_proj.w, f->encoder_proj.b, nth);
-    if (rq->t_encoder) *rq->t_encoder = now_s() - t_enc0;
+    if (rq->t_encoder) *rq->t_encoder = vx_now_s() - t_enc0;
     if (dbg) TRY(put_cm(dbg, "mu", mu, L, M, err));
     ALLOC(cond, L * M);
     if (rq->tp > 0) memcpy(cond, rq->prompt_feat, sizeof(float) * (size_t)(rq->tp * M));
@@ -144,7 +139,7 @@ vocis_status vx_s3gen_meanflow_run(const vx_s3gen_flow *f, const vx_meanflow_req
     }
     ALLOC(v, L * M);
     TRY(cfm_ws_new(f, L, &ws, err));
-    const double t_steps0 = now_s();
+    const double t_steps0 = vx_now_s();
     for (int k = 0; k < steps; k++) {
         const float t = ts[k], r = ts[k + 1];
         cfm_ws_set_r(ws, r);
@@ -157,7 +152,7 @@ vocis_status vx_s3gen_meanflow_run(const vx_s3gen_flow *f, const vx_meanflow_req
         const float dt = r - t;
         for (int64_t i = 0; i < L * M; i++) x[i] = x[i] + dt * v[i];
     }
-    if (rq->t_steps) *rq->t_steps = now_s() - t_steps0;
+    if (rq->t_steps) *rq->t_steps = vx_now_s() - t_steps0;
     if (dbg) TRY(put_cm(dbg, "basic_euler_out", x, L, M, err));
 
     /* 5. mel = x[:, tp:] */
