@@ -9,14 +9,6 @@
 #include "kernels/kernels.h"
 #include "testlib.h"
 
-static const char *isa_name[] = {"scalar", "avx2", "avx512"};
-static unsigned seed = 1;
-
-static float *rnd(size_t n) {
-    float *x = malloc((n ? n : 1) * sizeof(float));
-    tl_fill_random(x, n, seed++);
-    return x;
-}
 
 /* Relative check: |a − b| ≤ rtol · scale + atol, per element with its own scale. */
 static int close_scaled(const char *what, const float *a, const double *b, const double *scale, size_t n,
@@ -51,7 +43,7 @@ static void *make_weight(vx_dtype dt, const float *src, float *exact, size_t n) 
 }
 
 static void test_linear_case(int isa, vx_dtype dt, int64_t M, int64_t K, int64_t N, int with_bias, int nthreads) {
-    float *x = rnd((size_t)(M * K)), *w0 = rnd((size_t)(N * K)), *b = rnd((size_t)N);
+    float *x = tl_random_floats((size_t)(M * K)), *w0 = tl_random_floats((size_t)(N * K)), *b = tl_random_floats((size_t)N);
     float *we = malloc((size_t)(N * K + 1) * sizeof(float));
     void *wd = make_weight(dt, w0, we, (size_t)(N * K));
     /* exact-size output: ASan catches writes past the end */
@@ -70,7 +62,7 @@ static void test_linear_case(int isa, vx_dtype dt, int64_t M, int64_t K, int64_t
     vx_mat W = {dt, N, K, wd};
     vx_linear_isa(isa, y, x, M, &W, with_bias ? b : NULL, nthreads);
     char what[160];
-    snprintf(what, sizeof what, "linear %s %s M=%lld K=%lld N=%lld bias=%d threads=%d", isa_name[isa],
+    snprintf(what, sizeof what, "linear %s %s M=%lld K=%lld N=%lld bias=%d threads=%d", tl_isa_name[isa],
              vx_dtype_name(dt), (long long)M, (long long)K, (long long)N, with_bias, nthreads);
     close_scaled(what, y, ref, sc, (size_t)(M * N), 2e-6, 1e-7);
     free(x), free(w0), free(b), free(we), free(wd), free(y), free(ref), free(sc);
@@ -106,8 +98,8 @@ static void test_linear(void) {
 
 static void test_gemm_case(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, float beta, int nthreads) {
     int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 1;
-    float *A = rnd((size_t)((ta ? K : M) * lda)), *B = rnd((size_t)((tb ? N : K) * ldb));
-    float *C = rnd((size_t)(M * ldc));
+    float *A = tl_random_floats((size_t)((ta ? K : M) * lda)), *B = tl_random_floats((size_t)((tb ? N : K) * ldb));
+    float *C = tl_random_floats((size_t)(M * ldc));
     double *ref = calloc((size_t)(M * ldc), sizeof(double)), *sc = calloc((size_t)(M * ldc), sizeof(double));
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < ldc; j++) {
@@ -147,7 +139,7 @@ static void test_norms(void) {
     static const int64_t dims[] = {1, 7, 16, 67, 1024};
     for (size_t di = 0; di < sizeof dims / sizeof *dims; di++) {
         int64_t D = dims[di], R = 3;
-        float *x = rnd((size_t)(R * D)), *w = rnd((size_t)D), *b = rnd((size_t)D), *y = malloc((size_t)(R * D) * 4);
+        float *x = tl_random_floats((size_t)(R * D)), *w = tl_random_floats((size_t)D), *b = tl_random_floats((size_t)D), *y = malloc((size_t)(R * D) * 4);
         double *ref = malloc((size_t)(R * D) * sizeof(double)), *sc = malloc((size_t)(R * D) * sizeof(double));
         for (int wb = 0; wb < 2; wb++) {
             vx_rmsnorm(y, x, wb ? w : NULL, R, D, 1e-5f);
@@ -182,7 +174,7 @@ static void test_norms(void) {
 
 static void test_activations(void) {
     enum { N = 203 };
-    float *x = rnd(N), *g = rnd(N), *y = malloc(N * 4);
+    float *x = tl_random_floats(N), *g = tl_random_floats(N), *y = malloc(N * 4);
     double ref[N], sc[N];
     for (int i = 0; i < N; i++) x[i] *= 8; /* cover [-8, 8) */
     x[0] = 0.0f, x[1] = -30.0f, x[2] = 30.0f, x[3] = -100.0f, x[4] = 1e-3f;
@@ -199,7 +191,7 @@ static void test_activations(void) {
             ref[i] = (expr);                                                                                    \
             sc[i] = fabs(ref[i]) + (xtol) * fabs(v);                                                            \
         }                                                                                                       \
-        snprintf(what, sizeof what, "%s %s", name, isa_name[isa]);                                              \
+        snprintf(what, sizeof what, "%s %s", name, tl_isa_name[isa]);                                              \
         close_scaled(what, y, ref, sc, N, 2e-6, 1e-12); /* tiny tails: float e^t errs by |t| ulp */ \
     } while (0)
     for (int isa = 0; isa <= vx_cpu_isa(); isa++) {
@@ -242,7 +234,7 @@ static void test_gelu_isa(void) {
             worst0 = d0 > worst0 ? d0 : worst0;
             if (!(d <= 1e-6 + 2e-7 * fabs(ref)) || !(d0 <= 1e-6)) bad = 1;
         }
-        CHECK_MSG(!bad, "gelu %s: max |diff| %.3g vs exact, %.3g vs erff", isa_name[isa], worst, worst0);
+        CHECK_MSG(!bad, "gelu %s: max |diff| %.3g vs exact, %.3g vs erff", tl_isa_name[isa], worst, worst0);
         /* lengths around the vector widths: every element, nothing beyond n */
         for (int n = 1; n <= 35; n++) {
             float buf[40];
@@ -250,13 +242,13 @@ static void test_gelu_isa(void) {
             vx_gelu_isa(isa, buf, n);
             for (int i = 0; i < 40; i++) {
                 double v = 0.37f * (float)(i - 17), ref = 0.5 * v * (1 + erf(v / sqrt(2.0)));
-                if (i < n) CHECK_MSG(fabs(buf[i] - ref) <= 1e-6, "gelu %s n=%d [%d]", isa_name[isa], n, i);
-                else CHECK_MSG(buf[i] == 1234.0f, "gelu %s n=%d wrote past the end", isa_name[isa], n);
+                if (i < n) CHECK_MSG(fabs(buf[i] - ref) <= 1e-6, "gelu %s n=%d [%d]", tl_isa_name[isa], n, i);
+                else CHECK_MSG(buf[i] == 1234.0f, "gelu %s n=%d wrote past the end", tl_isa_name[isa], n);
             }
         }
         float sp[3] = {INFINITY, -INFINITY, NAN};
         vx_gelu_isa(isa, sp, 3);
-        CHECK_MSG(sp[0] == INFINITY && isnan(sp[2]), "gelu %s: +inf -> %g, nan -> %g", isa_name[isa], sp[0], sp[2]);
+        CHECK_MSG(sp[0] == INFINITY && isnan(sp[2]), "gelu %s: +inf -> %g, nan -> %g", tl_isa_name[isa], sp[0], sp[2]);
     }
     free(x), free(y), free(y0);
 }
@@ -266,7 +258,7 @@ static void test_softmax(void) {
     for (int isa = 0; isa <= vx_cpu_isa(); isa++)
         for (size_t t = 0; t < sizeof ns / sizeof *ns; t++) {
             int64_t n = ns[t];
-            float *x = rnd((size_t)n), *y = malloc((size_t)n * 4);
+            float *x = tl_random_floats((size_t)n), *y = malloc((size_t)n * 4);
             double *ref = malloc((size_t)n * 8), *sc = malloc((size_t)n * 8);
             for (int64_t i = 0; i < n; i++) x[i] *= 20;
             if (n > 3) x[1] = x[n - 1] = -INFINITY;
@@ -280,7 +272,7 @@ static void test_softmax(void) {
             memcpy(y, x, (size_t)n * 4);
             vx_softmax_isa(isa, y, n);
             char what[64];
-            snprintf(what, sizeof what, "softmax %s n=%lld", isa_name[isa], (long long)n);
+            snprintf(what, sizeof what, "softmax %s n=%lld", tl_isa_name[isa], (long long)n);
             close_scaled(what, y, ref, sc, (size_t)n, 4e-6, 1e-9);
             /* all −inf: zeros, no NaN */
             for (int64_t i = 0; i < n; i++) y[i] = -INFINITY;
@@ -368,7 +360,7 @@ static void test_rope(void) {
         float inv[80];
         vx_rope_freqs(inv, hd, 10000.0f);
         for (int64_t pos = 0; pos < 5000; pos += 1237) {
-            float *x = rnd((size_t)(H * hd)), *y = malloc((size_t)(H * hd) * 4);
+            float *x = tl_random_floats((size_t)(H * hd)), *y = malloc((size_t)(H * hd) * 4);
             double *ref = malloc((size_t)(H * hd) * 8), *sc = malloc((size_t)(H * hd) * 8);
             memcpy(y, x, (size_t)(H * hd) * 4);
             vx_rope_apply(y, H, hd, inv, pos);
@@ -397,7 +389,7 @@ static void test_packed_case(int ta, int tb, vx_dtype bdt, int bf16, int64_t M, 
                              float beta, int with_bias, int nthreads) {
     int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 1;
     size_t nb = (size_t)((tb ? N : K) * ldb);
-    float *A = rnd((size_t)((ta ? K : M) * lda)), *B0 = rnd(nb), *C = rnd((size_t)(M * ldc)), *bias = rnd((size_t)N);
+    float *A = tl_random_floats((size_t)((ta ? K : M) * lda)), *B0 = tl_random_floats(nb), *C = tl_random_floats((size_t)(M * ldc)), *bias = tl_random_floats((size_t)N);
     float *Be = malloc(nb * sizeof(float));
     void *B = make_weight(bdt, B0, Be, nb);
     double *ref = calloc((size_t)(M * ldc), sizeof(double)), *sc = calloc((size_t)(M * ldc), sizeof(double));
@@ -446,7 +438,7 @@ static void test_packed_gemm(void) {
                                          1 + (int)(s & 1));
         /* through vx_linear: a policy-marked bf16 weight uses the bf16 tiles from 32 rows */
         int64_t M = 70, K = 300, N = 90;
-        float *x = rnd((size_t)(M * K)), *w0 = rnd((size_t)(N * K)), *y = malloc((size_t)(M * N) * 4);
+        float *x = tl_random_floats((size_t)(M * K)), *w0 = tl_random_floats((size_t)(N * K)), *y = malloc((size_t)(M * N) * 4);
         float *we = malloc((size_t)(N * K) * 4);
         void *wd = make_weight(VX_BF16, w0, we, (size_t)(N * K));
         double *ref = malloc((size_t)(M * N) * 8), *sc = malloc((size_t)(M * N) * 8);
@@ -474,7 +466,7 @@ static void test_packed_gemm(void) {
 static void test_attention_mode(int isa, int mode, int64_t nq, int64_t nk, int H, int Hkv, int hd, int pad,
                                 int causal, int nthreads) {
     int64_t ks = (int64_t)Hkv * hd + pad, qs = (int64_t)H * hd;
-    float *q = rnd((size_t)(nq * qs)), *k = rnd((size_t)(nk * ks)), *v = rnd((size_t)(nk * ks));
+    float *q = tl_random_floats((size_t)(nq * qs)), *k = tl_random_floats((size_t)(nk * ks)), *v = tl_random_floats((size_t)(nk * ks));
     float *out = malloc((size_t)(nq * qs) * 4);
     double *ref = calloc((size_t)(nq * qs), 8), *sc = malloc((size_t)(nq * qs) * 8);
     double *p = malloc((size_t)(nk ? nk : 1) * 8);
@@ -514,7 +506,7 @@ static void test_attention_mode(int isa, int mode, int64_t nq, int64_t nk, int H
         CHECK(vx_attention_gemm(out, q, k, v, nq, nk, H, Hkv, hd, ks, scale, causal, mode == 2, nthreads));
     char what[160];
     snprintf(what, sizeof what, "attention %s nq=%lld nk=%lld H=%d Hkv=%d hd=%d pad=%d causal=%d threads=%d",
-             mode == 0 ? isa_name[isa] : mode == 1 ? "gemm-f32" : "gemm-bf16", (long long)nq, (long long)nk, H, Hkv,
+             mode == 0 ? tl_isa_name[isa] : mode == 1 ? "gemm-f32" : "gemm-bf16", (long long)nq, (long long)nk, H, Hkv,
              hd, pad, causal, nthreads);
     /* bf16: the f32 softmax may round a weight to the other bf16 neighbour than the double one */
     close_scaled(what, out, ref, sc, (size_t)(nq * qs), mode == 2 ? 4e-3 : 2e-6, 0);
@@ -572,7 +564,7 @@ static void test_cpu(void) {
     CHECK(!vx_cpu_has_avx512() || vx_cpu_has_avx2());
     CHECK(!vx_cpu_has_avx512bf16() || vx_cpu_has_avx512());
     printf("cpu: avx2 %d avx512 %d avx512bf16 %d -> testing up to %s\n", vx_cpu_has_avx2(), vx_cpu_has_avx512(),
-           vx_cpu_has_avx512bf16(), isa_name[isa]);
+           vx_cpu_has_avx512bf16(), tl_isa_name[isa]);
 }
 
 int main(int argc, char **argv) {

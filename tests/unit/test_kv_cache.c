@@ -15,7 +15,6 @@
 #include "models/vibevoice/lm.h"
 #include "testlib.h"
 
-static const char *isa_name[] = {"scalar", "avx2", "avx512"};
 static unsigned seed = 101;
 
 static void attention_case(int isa, int64_t nq, int64_t nk, int H, int Hkv, int hd, int pad, int causal,
@@ -64,9 +63,9 @@ static void attention_case(int isa, int64_t nq, int64_t nk, int H, int Hkv, int 
     CHECK_MSG(!memcmp(o16, of, sizeof(float) * (size_t)(nq * qs)),
               "bf16-KV attention %s nq=%lld nk=%lld H=%d Hkv=%d hd=%d pad=%d causal=%d threads=%d differs from "
               "float32 attention over the widened K/V",
-              isa_name[isa], (long long)nq, (long long)nk, H, Hkv, hd, pad, causal, nthreads);
+              tl_isa_name[isa], (long long)nq, (long long)nk, H, Hkv, hd, pad, causal, nthreads);
     CHECK_MSG(worst <= 2e-6, "bf16-KV attention %s nq=%lld nk=%lld H=%d Hkv=%d hd=%d: max |diff| %.3g vs reference",
-              isa_name[isa], (long long)nq, (long long)nk, H, Hkv, hd, worst);
+              tl_isa_name[isa], (long long)nq, (long long)nk, H, Hkv, hd, worst);
     /* f32 storage through the same entry point is vx_attention itself */
     vx_attention_kv_isa(isa, o16, q, kf, vf, VX_F32, nq, nk, H, Hkv, hd, ks, scale, causal, nthreads);
     CHECK(!memcmp(o16, of, sizeof(float) * (size_t)(nq * qs)));

@@ -18,20 +18,12 @@
 #include "kernels/precision.h"
 #include "testlib.h"
 
-static const char *isa_name[] = {"scalar", "avx2", "avx512"};
-static unsigned seed = 1;
-
-static float *rnd(size_t n) {
-    float *x = malloc((n ? n : 1) * sizeof(float));
-    tl_fill_random(x, n, seed++);
-    return x;
-}
 
 static int64_t nblk(int64_t K) { return (K + VX_Q8_BLOCK - 1) / VX_Q8_BLOCK; }
 
 /* Quantizes w (f32, or its bf16/f16 rounding) and checks every block. */
 static void test_roundtrip_case(vx_dtype dt, int64_t R, int64_t C) {
-    float *w = rnd((size_t)(R * C));
+    float *w = tl_random_floats((size_t)(R * C));
     for (int64_t i = 0; i < R * C; i++) w[i] *= (float)(1 + (i / 7) % 5); /* blocks of different ranges */
     if (C >= 40)
         for (int64_t k = 0; k < 32; k++) w[k] = 0; /* an all-zero block */
@@ -110,7 +102,7 @@ static void test_roundtrip(void) {
 
 /* A q8 matrix of random weights and its exact dequantized values. */
 static void *make_q8(int64_t N, int64_t K, vx_mat *W, double **deq) {
-    float *w = rnd((size_t)(N * K));
+    float *w = tl_random_floats((size_t)(N * K));
     vx_mat in = {.dtype = VX_F32, .rows = N, .cols = K, .data = w};
     void *buf = malloc(vx_q8_bytes(N, K));
     *W = vx_q8_quantize(buf, &in, 1);
@@ -194,13 +186,13 @@ static void test_linear_case(int isa, int64_t M, int64_t K, int64_t N, int with_
     vx_mat W;
     double *deq;
     void *buf = make_q8(N, K, &W, &deq);
-    float *x = rnd((size_t)(M * K)), *b = rnd((size_t)N);
+    float *x = tl_random_floats((size_t)(M * K)), *b = tl_random_floats((size_t)N);
     for (int64_t i = 0; i < M * K; i++) x[i] *= (float)(1 + (i / 29) % 7); /* blocks of different ranges */
     float *y = malloc(sizeof(float) * (size_t)(M * N)); /* exact size: ASan sees writes past the end */
     vx_linear_isa(isa, y, x, M, &W, with_bias ? b : NULL, nthreads);
     const int decode = M < 32; /* below the panel path */
     char what[160];
-    snprintf(what, sizeof what, "q8 linear %s M=%lld K=%lld N=%lld bias=%d threads=%d", isa_name[isa], (long long)M,
+    snprintf(what, sizeof what, "q8 linear %s M=%lld K=%lld N=%lld bias=%d threads=%d", tl_isa_name[isa], (long long)M,
              (long long)K, (long long)N, with_bias, nthreads);
     int fails = 0;
     for (int64_t m = 0; m < M && !fails; m++)
@@ -251,21 +243,21 @@ static void test_odd_x(int isa) {
     vx_mat W;
     double *deq;
     void *buf = make_q8(N, K, &W, &deq);
-    float *x = rnd((size_t)(M * K)), y[4 * 9], yr[4 * 9];
+    float *x = tl_random_floats((size_t)(M * K)), y[4 * 9], yr[4 * 9];
     x[0 * K + 40] = NAN;
     x[1 * K + 3] = INFINITY;
     for (int64_t k = 32; k < 64; k++) x[2 * K + k] = 1e-33f * (float)(k - 40); /* tiny block */
     for (int64_t k = 0; k < 32; k++) x[3 * K + k] = 3e38f * (k & 1 ? 1.0f : -0.5f);
     vx_linear_isa(isa, y, x, M, &W, NULL, 1);
     ref_decode(yr, x, M, &W, NULL);
-    CHECK_MSG(memcmp(y, yr, sizeof y) == 0, "q8 %s: odd x values differ from the reference", isa_name[isa]);
+    CHECK_MSG(memcmp(y, yr, sizeof y) == 0, "q8 %s: odd x values differ from the reference", tl_isa_name[isa]);
     for (int64_t n = 0; n < N; n++) {
         CHECK(isnan(y[0 * N + n]) && isnan(y[1 * N + n]));
         CHECK(isfinite(y[2 * N + n]));
         CHECK(!isnan(y[3 * N + n]));
         double s = 0;
         for (int64_t k = 0; k < K; k++) s += (k >= 32 && k < 64 ? 0.0 : x[2 * K + k]) * deq[n * K + k];
-        CHECK_MSG(fabs(y[2 * N + n] - s) < 0.01 * (fabs(s) + 1e-3), "q8 %s tiny block: %g vs %g", isa_name[isa],
+        CHECK_MSG(fabs(y[2 * N + n] - s) < 0.01 * (fabs(s) + 1e-3), "q8 %s tiny block: %g vs %g", tl_isa_name[isa],
                   y[2 * N + n], s);
     }
     free(buf), free(deq), free(x);
@@ -300,7 +292,7 @@ static void test_policy(void) {
     char path[300];
     snprintf(path, sizeof path, "%s/w.safetensors", dir);
     const int64_t R = 37, C = 301;
-    float *a = rnd((size_t)(R * C));
+    float *a = tl_random_floats((size_t)(R * C));
     uint16_t *hb = malloc(sizeof(uint16_t) * (size_t)(R * C));
     for (int64_t i = 0; i < R * C; i++) hb[i] = vx_f32_to_bf16(a[i]);
     vx_err err = {0};

@@ -49,6 +49,15 @@ void tl_fill_random(float *x, size_t n, unsigned seed) {
     }
 }
 
+float *tl_random_floats(size_t n) {
+    static unsigned seed = 1;
+    float *x = malloc((n ? n : 1) * sizeof(float));
+    if (x) tl_fill_random(x, n, seed++);
+    return x;
+}
+
+const char *const tl_isa_name[3] = {"scalar", "avx2", "avx512"};
+
 int tl_finish(const char *name) {
     if (tl_failures) {
         fprintf(stderr, "%s: %d check(s) failed\n", name, tl_failures);

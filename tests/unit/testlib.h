@@ -39,6 +39,12 @@ const char *tl_path(const char *rel);
 
 /* Deterministic pseudo-random floats in [-1, 1) for kernel tests. */
 void tl_fill_random(float *x, size_t n, unsigned seed);
+/* A new malloc'd array of n such floats (at least one element), each call with the next seed
+ * (1, 2, ... per test program); the caller frees it. */
+float *tl_random_floats(size_t n);
+
+/* Names of the kernel ISA levels (kernels/isa.h VX_ISA_*), for messages. */
+extern const char *const tl_isa_name[3];
 
 /* Call at the end of main: prints a summary line and returns the exit code. */
 int tl_finish(const char *name);
