@@ -291,10 +291,15 @@ void vocis_convert_options_default(vocis_convert_options *o);
 vocis_status vocis_convert(vocis_model *m, const char *source_path, const vocis_voice *target,
                            const vocis_convert_options *opts, vocis_audio *out);
 
-/* Write audio to a file: format "wav" (16-bit PCM, default when NULL), "f32"
- * (32-bit float WAV), "flac" or "ogg". Written to PATH.tmp and renamed, so a
- * failure leaves no partial file. Path "-" writes raw PCM to stdout (s16le,
- * or f32le for "f32"). Errors are reported on the model handle. */
+/* Write audio to a file: format "wav" (16-bit PCM), "f32" (32-bit float
+ * WAV), "flac", "ogg" (Vorbis), "mp3" or "opus"; NULL = the one the path's
+ * extension names (.wav .flac .ogg .mp3 .opus), else wav. Same samples, same
+ * bytes: no timestamps, a fixed Ogg serial, one float -> int16 rounding.
+ * A regular file is replaced atomically through a unique temporary in its
+ * folder (a failure leaves the old file; its permission bits are kept), a
+ * symlink's target is written, a device or named pipe is written through.
+ * Path "-" writes raw PCM to stdout (s16le, or f32le for "f32"). Errors are
+ * reported on the model handle. */
 vocis_status vocis_audio_save(vocis_model *m, const vocis_audio *a, const char *path, const char *format);
 
 /* Save a voice as a vocis voice file (safetensors: speaker_emb,

@@ -765,6 +765,8 @@ vocis_status vocis_audio_save(vocis_model *m, const vocis_audio *a, const char *
     vx_err_clear(vx_api_err(m));
     vx_audio_fmt fmt = VX_AUDIO_WAV16;
     if (format && vx_audio_fmt_parse(format, &fmt) != 0)
-        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "unknown audio format '%s' (wav, f32, flac, ogg)", format);
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "unknown audio format '%s' (wav, f32, flac, ogg, mp3, opus)",
+                       format);
+    if (!format) vx_audio_fmt_from_path(path, &fmt); /* else WAV */
     return vx_audio_write(path, fmt, a->sample_rate, a->samples, (int64_t)a->n, vx_api_err(m));
 }

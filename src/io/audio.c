@@ -1,5 +1,8 @@
 #include "io/audio.h"
 
+#include "io/encode.h"
+#include "io/outfile.h"
+
 #include <errno.h>
 #include <math.h>
 #include <sndfile.h>
@@ -7,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -216,118 +220,85 @@ vocis_status vx_audio_resample(const float *x, int64_t n, int sr_in, int sr_out,
 
 /* ---- writing -------------------------------------------------------------- */
 
+static const struct {
+    const char *name;
+    vx_audio_fmt fmt;
+} fmt_names[] = {{"wav16", VX_AUDIO_WAV16}, {"wav", VX_AUDIO_WAV16}, {"f32", VX_AUDIO_F32},
+                 {"flac", VX_AUDIO_FLAC},   {"ogg", VX_AUDIO_OGG},   {"mp3", VX_AUDIO_MP3},
+                 {"opus", VX_AUDIO_OPUS},   {"s16le", VX_AUDIO_S16LE}, {"f32le", VX_AUDIO_F32LE}};
+
 int vx_audio_fmt_parse(const char *name, vx_audio_fmt *out) {
-    if (!name) return -1;
-    if (!strcmp(name, "wav16") || !strcmp(name, "wav"))
-        *out = VX_AUDIO_WAV16;
-    else if (!strcmp(name, "f32"))
-        *out = VX_AUDIO_F32;
-    else if (!strcmp(name, "flac"))
-        *out = VX_AUDIO_FLAC;
-    else if (!strcmp(name, "ogg"))
-        *out = VX_AUDIO_OGG;
-    else
-        return -1;
-    return 0;
+    for (size_t i = 0; name && i < sizeof fmt_names / sizeof fmt_names[0]; i++)
+        if (fmt_names[i].fmt <= VX_AUDIO_OPUS && !strcmp(name, fmt_names[i].name)) {
+            *out = fmt_names[i].fmt;
+            return 0;
+        }
+    return -1;
 }
 
 const char *vx_audio_fmt_name(vx_audio_fmt fmt) {
-    switch (fmt) {
-    case VX_AUDIO_WAV16:
-        return "wav16";
-    case VX_AUDIO_F32:
-        return "f32";
-    case VX_AUDIO_FLAC:
-        return "flac";
-    case VX_AUDIO_OGG:
-        return "ogg";
-    }
+    for (size_t i = 0; i < sizeof fmt_names / sizeof fmt_names[0]; i++)
+        if (fmt_names[i].fmt == fmt) return fmt_names[i].name;
     return "?";
 }
 
-/* Writes all samples; integer and lossy formats get NaN -> 0 and [-1, 1] clipping. */
-static vocis_status write_samples(SNDFILE *sf, const char *where, int clip, const float *x, int64_t n, vx_err *err) {
-    enum { CHUNK = 8192 };
-    float buf[CHUNK];
-    for (int64_t i = 0; i < n; i += CHUNK) {
-        int64_t len = n - i < CHUNK ? n - i : CHUNK;
-        const float *src = x + i;
-        if (clip) {
-            for (int64_t j = 0; j < len; j++) {
-                float v = x[i + j];
-                buf[j] = v != v ? 0.0f : v > 1.0f ? 1.0f : v < -1.0f ? -1.0f : v;
-            }
-            src = buf;
-        }
-        sf_count_t w = sf_writef_float(sf, src, len);
-        if (w != len)
-            return vx_fail(err, VOCIS_E_IO, "%s: write failed: %s", where,
-                           sf_error(sf) ? sf_strerror(sf) : strerror(errno));
+int vx_audio_fmt_from_path(const char *path, vx_audio_fmt *out) {
+    static const char *const ext[] = {"wav", "flac", "ogg", "mp3", "opus"};
+    const char *dot = strrchr(path, '.');
+    if (!dot || strchr(dot, '/')) return -1;
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (!strcasecmp(dot + 1, ext[i])) return vx_audio_fmt_parse(ext[i], out);
+    return -1;
+}
+
+void vx_audio_to_s16(const float *x, int16_t *y, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const float v = x[i] * 32768.0f;
+        y[i] = v != v ? 0 : v >= 32767.0f ? 32767 : v <= -32768.0f ? -32768 : (int16_t)lrintf(v);
     }
-    return VOCIS_OK;
+}
+
+typedef struct {
+    vx_outfile *f;
+    vx_err *err;
+    vocis_status st; /* the write failure, if any */
+} file_sink;
+
+static int to_file(void *user, const uint8_t *p, size_t n) {
+    file_sink *s = user;
+    return (s->st = vx_outfile_write(s->f, p, n, s->err)) != VOCIS_OK;
 }
 
 vocis_status vx_audio_write(const char *path, vx_audio_fmt fmt, int sr, const float *x, int64_t n, vx_err *err) {
     if (sr <= 0) return vx_fail(err, VOCIS_E_ARG, "%s: invalid sample rate %d", path, sr);
     if (n < 0 || (n > 0 && !x)) return vx_fail(err, VOCIS_E_ARG, "%s: invalid sample buffer", path);
-    int to_stdout = strcmp(path, "-") == 0;
-    SF_INFO info;
-    memset(&info, 0, sizeof info);
-    info.samplerate = sr;
-    info.channels = 1;
-    switch (fmt) {
-    case VX_AUDIO_WAV16:
-        info.format = to_stdout ? SF_FORMAT_RAW | SF_FORMAT_PCM_16 : SF_FORMAT_WAV | SF_FORMAT_PCM_16;
-        break;
-    case VX_AUDIO_F32:
-        info.format = to_stdout ? SF_FORMAT_RAW | SF_FORMAT_FLOAT : SF_FORMAT_WAV | SF_FORMAT_FLOAT;
-        break;
-    case VX_AUDIO_FLAC:
-        info.format = SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
-        break;
-    case VX_AUDIO_OGG:
-        info.format = SF_FORMAT_OGG | SF_FORMAT_VORBIS;
-        break;
-    default:
-        return vx_fail(err, VOCIS_E_ARG, "%s: unknown audio format %d", path, (int)fmt);
-    }
-    if (to_stdout && (fmt == VX_AUDIO_FLAC || fmt == VX_AUDIO_OGG))
+    if ((unsigned)fmt > VX_AUDIO_OPUS) return vx_fail(err, VOCIS_E_ARG, "%s: unknown audio format %d", path, (int)fmt);
+    const int to_stdout = strcmp(path, "-") == 0;
+    if (to_stdout && fmt != VX_AUDIO_WAV16 && fmt != VX_AUDIO_F32)
         return vx_fail(err, VOCIS_E_ARG, "-: only raw PCM (wav16 -> s16le, f32 -> f32le) can be written to stdout");
-    if (to_stdout) info.format |= SF_ENDIAN_LITTLE;
-    if (!sf_format_check(&info))
-        return vx_fail(err, VOCIS_E_UNSUPPORTED, "%s: this libsndfile cannot write %s at %d Hz", path,
-                       vx_audio_fmt_name(fmt), sr);
-    int clip = fmt != VX_AUDIO_F32;
+    if (to_stdout) fmt = fmt == VX_AUDIO_F32 ? VX_AUDIO_F32LE : VX_AUDIO_S16LE;
 
+    vx_outfile f;
     if (to_stdout) {
         fflush(stdout);
-        SNDFILE *sf = sf_open_fd(fileno(stdout), SFM_WRITE, &info, SF_FALSE);
-        if (!sf) return vx_fail(err, VOCIS_E_IO, "-: cannot write to stdout: %s", sf_strerror(NULL));
-        vocis_status st = write_samples(sf, "stdout", clip, x, n, err);
-        int ce = sf_close(sf);
-        if (st == VOCIS_OK && ce) return vx_fail(err, VOCIS_E_IO, "-: cannot write to stdout: %s", sf_error_number(ce));
+        f = (vx_outfile){.fd = STDOUT_FILENO, .name = "stdout"};
+    } else {
+        VX_TRY(vx_outfile_open(&f, path, err));
+    }
+    file_sink sink = {&f, err, VOCIS_OK};
+    vx_audio_enc *e;
+    vocis_status st = vx_audio_enc_open(fmt, sr, 0, to_file, &sink, &e, err);
+    if (st != VOCIS_OK) {
+        vx_errctx(err, "%s", path);
+    } else {
+        int bad = vx_audio_enc_write(e, x, (size_t)n) != 0;
+        bad |= vx_audio_enc_close(e) != 0;
+        if (bad) st = sink.st ? sink.st : vx_fail(err, VOCIS_E_IO, "%s: encoding %s failed", path, vx_audio_fmt_name(fmt));
+    }
+    if (to_stdout) return st;
+    if (st != VOCIS_OK) {
+        vx_outfile_abort(&f);
         return st;
     }
-
-    size_t plen = strlen(path);
-    char *tmp = vx_malloc(err, plen + 5, "path");
-    if (!tmp) return VOCIS_E_NOMEM;
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    SNDFILE *sf = sf_open(tmp, SFM_WRITE, &info);
-    if (!sf) {
-        vocis_status st = vx_fail(err, VOCIS_E_IO, "%s: cannot create file: %s", path, sf_strerror(NULL));
-        unlink(tmp);
-        free(tmp);
-        return st;
-    }
-    if (clip) sf_command(sf, SFC_SET_CLIPPING, NULL, SF_TRUE);
-    vocis_status st = write_samples(sf, path, clip, x, n, err);
-    int ce = sf_close(sf);
-    if (st == VOCIS_OK && ce) st = vx_fail(err, VOCIS_E_IO, "%s: write failed: %s", path, sf_error_number(ce));
-    if (st == VOCIS_OK && rename(tmp, path) != 0)
-        st = vx_fail(err, VOCIS_E_IO, "%s: cannot rename %s into place: %s", path, tmp, strerror(errno));
-    if (st != VOCIS_OK) unlink(tmp);
-    free(tmp);
-    return st;
+    return vx_outfile_commit(&f, err);
 }

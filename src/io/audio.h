@@ -1,9 +1,10 @@
 /* Audio files: reading any format libsndfile knows (mono float32, resampled
  * with libsoxr the way librosa.load(path, sr=..., mono=True) does), and
- * writing WAV / FLAC / Ogg Vorbis files or raw PCM to stdout. */
+ * writing WAV / FLAC / Ogg Vorbis / MP3 / Opus files or raw PCM to stdout. */
 #ifndef VX_AUDIO_H
 #define VX_AUDIO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -49,17 +50,32 @@ typedef enum vx_audio_fmt {
     VX_AUDIO_WAV16 = 0, /* WAV, 16-bit PCM (default) */
     VX_AUDIO_F32,       /* WAV, 32-bit float */
     VX_AUDIO_FLAC,      /* FLAC, 16-bit */
-    VX_AUDIO_OGG        /* Ogg Vorbis */
+    VX_AUDIO_OGG,       /* Ogg Vorbis */
+    VX_AUDIO_MP3,       /* MPEG layer III (LAME) */
+    VX_AUDIO_OPUS,      /* Ogg Opus */
+    VX_AUDIO_S16LE,     /* raw little-endian 16-bit PCM (no header) */
+    VX_AUDIO_F32LE      /* raw little-endian 32-bit float */
 } vx_audio_fmt;
 
-/* "wav16" | "wav" | "f32" | "flac" | "ogg" -> fmt; 0 on success, -1 if unknown. */
+/* "wav16" | "wav" | "f32" | "flac" | "ogg" | "mp3" | "opus" -> fmt; 0 on success, -1 if unknown. */
 int vx_audio_fmt_parse(const char *name, vx_audio_fmt *out);
 const char *vx_audio_fmt_name(vx_audio_fmt fmt);
+/* The format a path's extension names (.wav .flac .ogg .mp3 .opus, any case);
+ * 0 on success, -1 when the extension names none of them. */
+int vx_audio_fmt_from_path(const char *path, vx_audio_fmt *out);
 
-/* Write n mono float samples at rate sr. Integer formats clip to [-1, 1].
- * The file is written to "path.tmp" and renamed on success, so a failure
- * leaves no partial file. path "-" writes raw little-endian PCM to stdout:
- * s16le, or f32le for VX_AUDIO_F32 (FLAC/Ogg are refused for "-"). */
+/* The one float -> 16-bit PCM conversion of every 16-bit output (WAV, FLAC,
+ * raw s16le, the server's): x * 32768 rounded to nearest, clipped to
+ * [-32768, 32767], NaN -> 0, so that reading back (int16 / 32768) and writing
+ * again gives the same samples. */
+void vx_audio_to_s16(const float *x, int16_t *y, size_t n);
+
+/* Write n mono float samples at rate sr in fmt (not the raw ones: "-" picks
+ * those). Integer and lossy formats clip to [-1, 1]. path is written as
+ * io/outfile.h says: a regular file is replaced atomically (a failure leaves
+ * the old file, or none), a symlink's target is written, a device or pipe is
+ * written through. path "-" writes raw little-endian PCM to stdout: s16le, or
+ * f32le for VX_AUDIO_F32 (the other formats are refused for "-"). */
 vocis_status vx_audio_write(const char *path, vx_audio_fmt fmt, int sr, const float *x, int64_t n, vx_err *err);
 
 #endif

@@ -1,5 +1,7 @@
 #include "io/safetensors.h"
 
+#include "io/outfile.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -764,33 +766,18 @@ vocis_status vx_st_writer_save(vx_st_writer *w, const char *path, vx_err *err) {
     cJSON_Delete(root);
     if (!json) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     size_t hlen = strlen(json), padded = (hlen + 7) & ~(size_t)7;
-    size_t tl = strlen(path) + 5;
-    char *tmp = malloc(tl);
-    if (!tmp) {
-        free(json);
-        return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    }
-    snprintf(tmp, tl, "%s.tmp", path);
-    FILE *fp = fopen(tmp, "wb");
-    if (!fp) {
-        int e = errno;
-        free(json);
-        free(tmp);
-        return vx_fail(err, VOCIS_E_IO, "%s: cannot write: %s", path, strerror(e));
-    }
     uint8_t len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (uint8_t)((uint64_t)padded >> (8 * i));
-    int ok = fwrite(len8, 1, 8, fp) == 8 && fwrite(json, 1, hlen, fp) == hlen;
-    for (size_t i = hlen; ok && i < padded; i++) ok = fputc(' ', fp) != EOF;
-    for (int i = 0; ok && i < w->n; i++) ok = fwrite(w->e[i].data, 1, w->e[i].bytes, fp) == w->e[i].bytes;
+    vx_outfile f;
+    vocis_status st = vx_outfile_open(&f, path, err);
+    if (st == VOCIS_OK) st = vx_outfile_write(&f, len8, 8, err);
+    if (st == VOCIS_OK) st = vx_outfile_write(&f, json, hlen, err);
+    if (st == VOCIS_OK) st = vx_outfile_write(&f, "        ", padded - hlen, err);
+    for (int i = 0; st == VOCIS_OK && i < w->n; i++) st = vx_outfile_write(&f, w->e[i].data, w->e[i].bytes, err);
     free(json);
-    if (fclose(fp) != 0) ok = 0;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        return vx_fail(err, VOCIS_E_IO, "%s: write failed: %s", path, strerror(e));
+    if (st != VOCIS_OK) {
+        vx_outfile_abort(&f);
+        return st;
     }
-    free(tmp);
-    return VOCIS_OK;
+    return vx_outfile_commit(&f, err);
 }

@@ -87,7 +87,8 @@ void vx_st_writer_free(vx_st_writer *w);
 vocis_status vx_st_writer_add(vx_st_writer *w, const char *name, vx_dtype dt, int ndim,
                               const int64_t *shape, const void *data, vx_err *err);
 vocis_status vx_st_writer_meta(vx_st_writer *w, const char *key, const char *value, vx_err *err);
-/* Writes to path.tmp then renames: a failed write leaves no partial file. */
+/* Writes path as io/outfile.h says (atomic replace through a unique temporary;
+ * a failed write leaves the old file, or none). */
 vocis_status vx_st_writer_save(vx_st_writer *w, const char *path, vx_err *err);
 
 #endif

@@ -1,5 +1,6 @@
 /* Audio I/O: round trips per format, mono down-mix, soxr resampling length
  * and quality, raw PCM to stdout, and error cases. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
 #include <sndfile.h>
@@ -21,9 +22,26 @@ static const char *tmp(const char *name) {
     return buf;
 }
 
-static int exists(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0;
+/* No writer's temporary (NAME.XXXXXX.tmp) is left in the scratch folder. */
+static int temp_left(void) {
+    DIR *d = opendir(dir);
+    int found = 0;
+    for (struct dirent *e; d && (e = readdir(d));) found |= strstr(e->d_name, ".tmp") != NULL;
+    if (d) closedir(d);
+    return found;
+}
+
+/* The whole file (malloc'd), *n its size; NULL if unreadable. */
+static unsigned char *slurp(const char *path, size_t *n) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    long len = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    unsigned char *b = malloc(len > 0 ? (size_t)len : 1);
+    *n = b && len >= 0 && fread(b, 1, (size_t)len, fp) == (size_t)len ? (size_t)len : 0;
+    fclose(fp);
+    return b;
 }
 
 static void sine(float *x, int64_t n, double freq, double sr, double amp) {
@@ -43,9 +61,7 @@ static void round_trip(vx_audio_fmt fmt, double atol) {
     snprintf(path, sizeof path, "%s", p);
     vx_err err = {0};
     CHECK_MSG(vx_audio_write(path, fmt, 24000, x, N, &err) == VOCIS_OK, "%s", err.msg);
-    char tmpname[600];
-    snprintf(tmpname, sizeof tmpname, "%s.tmp", path);
-    CHECK(!exists(tmpname));
+    CHECK(!temp_left());
     float *y = NULL;
     int64_t n = 0;
     int sr = 0;
@@ -222,9 +238,7 @@ static void test_errors(void) {
     mkdir(dp, 0755);
     err = (vx_err){0};
     CHECK(vx_audio_write(dp, VX_AUDIO_WAV16, 24000, x, 16, &err) == VOCIS_E_IO);
-    char dtmp[600];
-    snprintf(dtmp, sizeof dtmp, "%s.tmp", dp);
-    CHECK(!exists(dtmp));
+    CHECK(!temp_left());
     err = (vx_err){0};
     CHECK(vx_audio_write(tmp("bad.wav"), VX_AUDIO_WAV16, 0, x, 16, &err) == VOCIS_E_ARG);
 
@@ -262,7 +276,82 @@ static void test_errors(void) {
     CHECK(vx_audio_fmt_parse("f32", &f) == 0 && f == VX_AUDIO_F32);
     CHECK(vx_audio_fmt_parse("flac", &f) == 0 && f == VX_AUDIO_FLAC);
     CHECK(vx_audio_fmt_parse("ogg", &f) == 0 && f == VX_AUDIO_OGG);
-    CHECK(vx_audio_fmt_parse("mp3", &f) == -1);
+    CHECK(vx_audio_fmt_parse("mp3", &f) == 0 && f == VX_AUDIO_MP3);
+    CHECK(vx_audio_fmt_parse("opus", &f) == 0 && f == VX_AUDIO_OPUS);
+    CHECK(vx_audio_fmt_parse("aiff", &f) == -1);
+    CHECK(vx_audio_fmt_parse("s16le", &f) == -1); /* raw PCM only through "-" */
+    CHECK(vx_audio_fmt_from_path("a/b.FLAC", &f) == 0 && f == VX_AUDIO_FLAC);
+    CHECK(vx_audio_fmt_from_path("x.opus", &f) == 0 && f == VX_AUDIO_OPUS);
+    CHECK(vx_audio_fmt_from_path("x.mp3", &f) == 0 && f == VX_AUDIO_MP3);
+    CHECK(vx_audio_fmt_from_path("x.ogg", &f) == 0 && f == VX_AUDIO_OGG);
+    CHECK(vx_audio_fmt_from_path("x.wav", &f) == 0 && f == VX_AUDIO_WAV16);
+    CHECK(vx_audio_fmt_from_path("x.raw", &f) == -1 && vx_audio_fmt_from_path("dir.flac/x", &f) == -1);
+    CHECK(vx_audio_fmt_from_path("-", &f) == -1);
+}
+
+/* One float -> int16 conversion: rounds to nearest, clips, and inverts reading (int16 / 32768). */
+static void test_s16(void) {
+    const float x[] = {0.0f, 1.0f, -1.0f, 2.0f, -2.0f, NAN, 100.6f / 32768, -100.6f / 32768, 0.25f};
+    const int16_t want[] = {0, 32767, -32768, 32767, -32768, 0, 101, -101, 8192};
+    int16_t y[9];
+    vx_audio_to_s16(x, y, 9);
+    CHECK(memcmp(y, want, sizeof y) == 0);
+    int bad = 0;
+    for (int k = -32768; k < 32768; k++) {
+        float v = (float)k / 32768.0f;
+        int16_t q;
+        vx_audio_to_s16(&v, &q, 1);
+        bad += q != k;
+    }
+    CHECK_MSG(bad == 0, "%d int16 values do not survive read + write", bad);
+}
+
+/* Same samples -> same bytes in every format (no timestamp, fixed Ogg serial),
+ * and the same decoded samples in every 16-bit format. */
+static void test_reproducible(void) {
+    enum { N = 24000 };
+    static float x[N];
+    sine(x, N, 220, 24000, 0.6);
+    for (int i = 0; i < N; i += 7) x[i] += 0.37f / 32768; /* values between two int16 steps */
+    const vx_audio_fmt fmts[] = {VX_AUDIO_WAV16, VX_AUDIO_F32, VX_AUDIO_FLAC, VX_AUDIO_OGG, VX_AUDIO_MP3, VX_AUDIO_OPUS};
+    for (size_t k = 0; k < sizeof fmts / sizeof fmts[0]; k++) {
+        unsigned char *b[2] = {0};
+        size_t len[2] = {0};
+        for (int r = 0; r < 2; r++) {
+            char name[64];
+            snprintf(name, sizeof name, "same%d.%s", r, vx_audio_fmt_name(fmts[k]));
+            vx_err err = {0};
+            CHECK_MSG(vx_audio_write(tmp(name), fmts[k], 24000, x, N, &err) == VOCIS_OK, "%s", err.msg);
+            b[r] = slurp(tmp(name), &len[r]);
+            if (r == 0) usleep(1100000 * (fmts[k] == VX_AUDIO_F32)); /* a PEAK chunk's timestamp has 1 s steps */
+        }
+        CHECK_MSG(b[0] && b[1] && len[0] > 44 && len[0] == len[1] && !memcmp(b[0], b[1], len[0]),
+                  "%s: two writes of the same samples differ", vx_audio_fmt_name(fmts[k]));
+        free(b[0]);
+        free(b[1]);
+        float *y = NULL;
+        int64_t n = 0;
+        vx_err err = {0};
+        char name[64];
+        snprintf(name, sizeof name, "same0.%s", vx_audio_fmt_name(fmts[k]));
+        CHECK_MSG(vx_audio_read(tmp(name), 24000, &y, &n, &err) == VOCIS_OK && n > N / 2, "%s: %s",
+                  vx_audio_fmt_name(fmts[k]), err.msg);
+        free(y);
+    }
+    float *w = NULL, *f = NULL;
+    int64_t nw = 0, nf = 0;
+    vx_err err = {0};
+    CHECK(vx_audio_read(tmp("same0.wav16"), 0, &w, &nw, &err) == VOCIS_OK);
+    CHECK(vx_audio_read(tmp("same0.flac"), 0, &f, &nf, &err) == VOCIS_OK);
+    CHECK_MSG(w && f && nw == N && nf == N && !memcmp(w, f, sizeof(float) * N), "WAV and FLAC samples differ");
+    int16_t q[N];
+    vx_audio_to_s16(x, q, N);
+    int bad = 0;
+    for (int i = 0; w && nw == N && i < N; i++) bad += w[i] != (float)q[i] / 32768.0f;
+    CHECK_MSG(bad == 0, "%d WAV samples are not vx_audio_to_s16's", bad);
+    free(w);
+    free(f);
+    CHECK(!temp_left());
 }
 
 static void test_golden_voice(void) {
@@ -291,6 +380,8 @@ int main(int argc, char **argv) {
     test_stdout();
     test_errors();
     test_golden_voice();
+    test_s16();
+    test_reproducible();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
