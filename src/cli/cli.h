@@ -4,20 +4,53 @@
 
 #include <stdint.h>
 
-typedef enum { CLI_STR, CLI_INT, CLI_FLOAT, CLI_U64, CLI_FLAG } cli_kind;
+typedef enum { CLI_STR, CLI_INT, CLI_FLOAT, CLI_U64, CLI_FLAG, CLI_LIST, CLI_POS } cli_kind;
+
+/* CLI_LIST: an option that may repeat (each value appended; at most cap). */
+typedef struct cli_list {
+    const char **v;
+    int n, cap;
+} cli_list;
 
 typedef struct cli_opt {
-    const char *name; /* "--seed"; a "-x" alias may follow after '|': "--out|-o" */
+    const char *name; /* "--seed"; a "-x" alias may follow after '|': "--out|-o"; CLI_POS: "SOURCE_AUDIO" */
     cli_kind kind;
-    void *dest;       /* const char **, int *, float *, uint64_t *, int * (flag set to 1) */
+    void *dest;       /* const char **, int *, float *, uint64_t *, int * (flag set to 1), cli_list *, const char ** */
     const char *help;
     double min, max;  /* numeric range (inclusive); ignored when min > max */
 } cli_opt;
 
 /* Parses argv[1..] (argv[0] is the subcommand name). Returns 0 to go on,
  * 1 when --help was printed (exit 0), 2 after printing a one-line error.
- * Positional arguments are refused. `usage` is printed above the option list. */
+ * An option's value follows it ("--text hi") or is joined by '=' ("--text=hi",
+ * the way to give a value starting with '-'); a separate value that is itself
+ * an option of the command is refused ("--text -o a.wav": "option --text
+ * needs a value"). Arguments that are not options fill the CLI_POS entries in
+ * order ("-" included); more are refused. `usage` is printed above the option list. */
 int cli_parse(int argc, char **argv, const cli_opt *opts, int nopts, const char *usage);
+
+/* 1 when the option `name` (one spelling: "--top-k") was given in argv, as
+ * cli_parse read it. */
+int cli_given(int argc, char **argv, const char *name);
+
+/* The seed to use: --seed's value (UINT64_MAX = not given), or one drawn here
+ * (below 2^53), so that a good take can be reproduced: cli_print_seed tells
+ * it. Returns 0, or 2 after a one-line error (--seed >= 2^63). */
+int cli_seed(const char *cmd, uint64_t seed, int64_t *out);
+/* "vocis CMD: seed N" on stderr when the seed was drawn (given == UINT64_MAX) and not quiet. */
+void cli_print_seed(const char *cmd, uint64_t given, int64_t used, int quiet);
+
+/* Checks -o OUT and --format (NULL = not given) of a command writing audio
+ * and sets *resolved to the format to write: --format, else the one OUT's
+ * extension names (.wav .flac .ogg .mp3 .opus), else wav. Refuses an unknown
+ * format, a --format that contradicts OUT's extension (f32 suits .wav), a
+ * non-PCM format for "-", and "-" when stdout is a terminal. 0, or 2 after a
+ * one-line error. */
+int cli_output_format(const char *cmd, const char *out, const char *format, const char **resolved);
+
+/* One stderr line per option of argv that the model kind (vocis_model_kind)
+ * ignores because another family reads it ("--top-k" on chatterbox). */
+void cli_warn_other_family(const char *cmd, int argc, char **argv, const char *kind);
 
 /* Prints "vocis CMD: message" to stderr (one line) and returns 1. */
 int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -12,35 +12,22 @@ static int on_progress(void *user, const vocis_progress *p) {
 }
 
 int cmd_convert(int argc, char **argv) {
-    const char *model = NULL, *voice = NULL, *out = NULL, *format = "wav", *config = NULL, *source = NULL;
+    const char *model = NULL, *voice = NULL, *out = NULL, *format = NULL, *config = NULL, *source = NULL;
     const char *precision = NULL;
     int prec = 0;
     uint64_t seed = UINT64_MAX;
     int threads = 0, quiet = 0;
     vocis_convert_options o;
     vocis_convert_options_default(&o);
-    /* the one positional argument: SOURCE_AUDIO */
-    int k = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const int flag = !strcmp(a, "-q") || !strcmp(a, "--quiet") || !strcmp(a, "--help") || !strcmp(a, "-h");
-        if (a[0] == '-' && a[1]) {
-            argv[k++] = argv[i];
-            if (!flag && i + 1 < argc) argv[k++] = argv[++i];
-        } else if (source) {
-            return cli_error("convert", "give one source recording (found '%s' and '%s')", source, a), 2;
-        } else {
-            source = a;
-        }
-    }
-    argc = k;
     const cli_opt opts[] = {
+        {"SOURCE_AUDIO", CLI_POS, &source, "", 0, -1},
         {"--model", CLI_STR, &model, "Chatterbox folder, or a voice-conversion folder (s3gen.safetensors + conds.pt)", 0,
          -1},
         {"--voice", CLI_STR, &voice, "target: a recording, a vocis voice file or conds.pt (default: DIR/conds.pt)", 0,
          -1},
         {"--out|-o", CLI_STR, &out, "output file, or - for raw PCM on stdout (required)", 0, -1},
-        {"--format", CLI_STR, &format, "wav (16-bit PCM, default) | f32 (float WAV) | flac | ogg", 0, -1},
+        {"--format", CLI_STR, &format,
+         "wav (16-bit PCM) | f32 (float WAV) | flac | ogg | mp3 | opus (default: -o's extension, else wav)", 0, -1},
         {"--seed", CLI_U64, &seed, "reproduce torch.manual_seed(N) (default: random)", 0, -1},
         {"--cfm-steps", CLI_INT, &o.cfm_steps, "flow-matching Euler steps (10)", 1, 1000},
         {"--config", CLI_STR, &config, "hyper-parameter override file", 0, -1},
@@ -58,13 +45,8 @@ int cmd_convert(int argc, char **argv) {
     if (cli_precision("convert", precision, &prec)) return 2;
     if (!source) return cli_error("convert", "a SOURCE_AUDIO recording is required"), 2;
     if (!out) return cli_error("convert", "-o FILE is required (use -o - for raw PCM on stdout)"), 2;
-    if (strcmp(format, "wav") && strcmp(format, "wav16") && strcmp(format, "f32") && strcmp(format, "flac") &&
-        strcmp(format, "ogg"))
-        return cli_error("convert", "--format must be wav, f32, flac or ogg"), 2;
-    if (!strcmp(out, "-") && (!strcmp(format, "flac") || !strcmp(format, "ogg")))
-        return cli_error("convert", "-o - writes raw PCM: use --format wav (s16le) or f32 (f32le)"), 2;
-    if (seed != UINT64_MAX && seed > (uint64_t)INT64_MAX) return cli_error("convert", "--seed must be below 2^63"), 2;
-    o.seed = seed == UINT64_MAX ? -1 : (int64_t)seed;
+    if (cli_output_format("convert", out, format, &format)) return 2;
+    if (cli_seed("convert", seed, &o.seed)) return 2;
     o.on_progress = on_progress;
     o.user = &quiet;
 
@@ -76,8 +58,12 @@ int cmd_convert(int argc, char **argv) {
     if (vocis_model_open(model, &oo, &m) != VOCIS_OK || (voice && vocis_voice_load(m, voice, &v) != VOCIS_OK) ||
         vocis_convert(m, source, v, &o, &a) != VOCIS_OK || vocis_audio_save(m, &a, out, format) != VOCIS_OK)
         rc = cli_error("convert", "%s", vocis_errmsg(m));
-    else if (!quiet && strcmp(out, "-"))
-        fprintf(stderr, "vocis convert: wrote %s (%.2f s at %d Hz)\n", out, (double)a.n / a.sample_rate, a.sample_rate);
+    else {
+        cli_print_seed("convert", seed, o.seed, quiet);
+        if (!quiet && strcmp(out, "-"))
+            fprintf(stderr, "vocis convert: wrote %s (%.2f s at %d Hz)\n", out, (double)a.n / a.sample_rate,
+                    a.sample_rate);
+    }
     vocis_audio_free(&a);
     vocis_voice_free(v);
     vocis_model_close(m);

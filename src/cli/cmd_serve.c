@@ -19,24 +19,15 @@ static const char usage[] =
 int cmd_serve(int argc, char **argv) {
     vx_server_config c;
     vx_server_config_default(&c);
-    /* --model may repeat: take those out before the common parser */
-    int k = 1;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--model")) {
-            if (i + 1 >= argc) return cli_error("serve", "option --model needs a value"), 2;
-            if (c.n_models == VX_SRV_MAX_MODELS) return cli_error("serve", "at most %d --model folders", VX_SRV_MAX_MODELS), 2;
-            c.models[c.n_models++] = argv[++i];
-        } else {
-            argv[k++] = argv[i];
-        }
-    }
-    argc = k;
+    cli_list models = {c.models, 0, VX_SRV_MAX_MODELS};
     int batch = c.batch;
     int port = c.port, max_queue = c.max_queue, max_chars = c.max_chars, idle = c.idle_timeout;
     int max_body_kb = (int)(c.max_body >> 10), max_upload_kb = (int)(c.max_upload >> 10), conns = c.max_connections;
     float timeout = (float)c.request_timeout;
     const char *precision = NULL;
     const cli_opt opts[] = {
+        {"--model", CLI_LIST, &models, "model folder, or NAME=DIR; repeat to serve several (the first is the default)",
+         0, -1},
         {"--voices", CLI_STR, &c.voices_dir, "folder of saved voices (created; POST /v1/voices writes NAME.voice + NAME.ref)", 0, -1},
         {"--host", CLI_STR, &c.host, "address to bind (127.0.0.1; 0.0.0.0 for every interface)", 0, -1},
         {"--port", CLI_INT, &port, "TCP port (8080; 0 = any free port)", 0, 65535},
@@ -58,6 +49,7 @@ int cmd_serve(int argc, char **argv) {
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), usage);
     if (r) return r == 1 ? 0 : 2;
+    c.n_models = models.n;
     if (cli_precision("serve", precision, &c.precision)) return 2;
     if (c.n_models == 0) return cli_error("serve", "--model DIR is required"), 2;
     c.batch = batch;

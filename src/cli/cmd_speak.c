@@ -11,6 +11,7 @@
 
 #include "base/threads.h"
 #include "cli/cli.h"
+#include "io/audio.h"
 #include "vocis.h"
 
 #define MAX_TEXT_BYTES (16u << 20)
@@ -60,6 +61,8 @@ static int on_progress(void *user, const vocis_progress *p) {
     } else if (!strcmp(p->stage, "t3")) {
         if (ui->tty && (p->step % 10 == 0 || p->step == 1))
             fprintf(stderr, "\rvocis speak: %st3: %d speech tokens", chunk, p->step);
+        else if (!ui->tty && p->step % 100 == 0) /* a log: one plain line per 4 s of speech */
+            fprintf(stderr, "vocis speak: %st3: %d speech tokens\n", chunk, p->step);
     } else if (p->step == 0) {
         fprintf(stderr, ui->tty ? "\rvocis speak: %s%s...            " : "vocis speak: %s%s...\n", chunk, p->stage);
     }
@@ -80,12 +83,7 @@ static int on_audio(void *user, const float *x, size_t n, int sr) {
         ok = 1;
         for (size_t i = 0; i < n && ok; i += 4096) {
             size_t m = n - i < 4096 ? n - i : 4096;
-            for (size_t j = 0; j < m; j++) {
-                /* as libsndfile's clipping float -> PCM16 of the WAV writer: round to 32 bits, keep the top 16 */
-                float v = x[i + j] != x[i + j] ? 0.0f : x[i + j] * 2147483648.0f;
-                int32_t q = v >= 2147483647.0f ? INT32_MAX : v <= -2147483648.0f ? INT32_MIN : (int32_t)lrintf(v);
-                buf[j] = (int16_t)(q >> 16);
-            }
+            vx_audio_to_s16(x + i, buf, m); /* the samples a WAV or FLAC of the same run holds */
             ok = fwrite(buf, sizeof(int16_t), m, stdout) == m;
         }
     }
@@ -95,21 +93,6 @@ static int on_audio(void *user, const float *x, size_t n, int sr) {
 }
 
 #define MAX_VOICES 64
-
-/* Takes every "--voice FILE" out of argv (VibeVoice: one per speaker). Returns the new argc. */
-static int take_voices(int argc, char **argv, const char **voices, int *nv) {
-    int k = 1;
-    *nv = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--voice") && i + 1 < argc) {
-            if (*nv == MAX_VOICES) return -1;
-            voices[(*nv)++] = argv[++i];
-        } else {
-            argv[k++] = argv[i];
-        }
-    }
-    return k;
-}
 
 /* --stream-text (VibeVoice-Realtime): text pushed as it is read (stdin or a file, read(2) as data
  * arrives), audio out as it is decoded. 0 ok, 1 error on the model handle, 2 error printed here. */
@@ -156,11 +139,8 @@ static int speak_streamed(vocis_model *m, const vocis_voice *v, const char *text
 
 int cmd_speak(int argc, char **argv) {
     const char *voice_list[MAX_VOICES];
-    int nvoices = 0;
-    argc = take_voices(argc, argv, voice_list, &nvoices);
-    if (argc < 0) return cli_error("speak", "more than %d --voice options", MAX_VOICES), 2;
-    const char *model = NULL, *text = NULL, *text_file = NULL, *voice_path = NULL, *out = NULL, *format = "wav";
-    (void)voice_path; /* --voice is taken by take_voices; the entry documents it */
+    cli_list voices = {voice_list, 0, MAX_VOICES};
+    const char *model = NULL, *text = NULL, *text_file = NULL, *out = NULL, *format = NULL;
     const char *config = NULL, *precision = NULL, *language = NULL, *kv_s = NULL;
     vocis_speak_options o;
     vocis_speak_options_default(&o);
@@ -174,11 +154,12 @@ int cmd_speak(int argc, char **argv) {
         {"--model", CLI_STR, &model, "model folder (required)", 0, -1},
         {"--text", CLI_STR, &text, "text to speak (else --text-file, else stdin)", 0, -1},
         {"--language|--lang", CLI_STR, &language, "Chatterbox-Multilingual: language code, required there (ar da de el en es fi fr he hi it ja ko ms nl no pl pt ru sv sw tr zh)", 0, -1},
-        {"--text-file|--script", CLI_STR, &text_file, "read the text (VibeVoice: the script) from a UTF-8 file", 0,
+        {"--text-file|--script", CLI_STR, &text_file, "read the text (VibeVoice: the script) from a UTF-8 file (- = stdin)", 0,
          -1},
         {"--out|-o", CLI_STR, &out, "output file, or - for raw PCM on stdout (required)", 0, -1},
-        {"--format", CLI_STR, &format, "wav (16-bit PCM, default) | f32 (float WAV) | flac | ogg", 0, -1},
-        {"--voice", CLI_STR, &voice_path,
+        {"--format", CLI_STR, &format,
+         "wav (16-bit PCM) | f32 (float WAV) | flac | ogg | mp3 | opus (default: -o's extension, else wav)", 0, -1},
+        {"--voice", CLI_LIST, &voices,
          "Chatterbox: voice file, conds.pt, or a recording to clone (default: conds.pt); VibeVoice: a recording "
          "per speaker, repeat in speaker order", 0, -1},
         {"--seed", CLI_U64, &seed, "reproduce torch.manual_seed(N) (default: random)", 0, -1},
@@ -225,15 +206,11 @@ int cmd_speak(int argc, char **argv) {
     if (cli_kv("speak", kv_s, &kvc)) return 2;
     if (!out) return cli_error("speak", "-o FILE is required (use -o - for raw PCM on stdout)"), 2;
     if (text && text_file) return cli_error("speak", "give --text or --text-file, not both"), 2;
-    if (strcmp(format, "wav") && strcmp(format, "wav16") && strcmp(format, "f32") && strcmp(format, "flac") &&
-        strcmp(format, "ogg"))
-        return cli_error("speak", "--format must be wav, f32, flac or ogg"), 2;
+    if (cli_output_format("speak", out, format, &format)) return 2;
     ui.raw_stdout = !strcmp(out, "-");
     ui.f32 = !strcmp(format, "f32");
-    if (ui.raw_stdout && (!strcmp(format, "flac") || !strcmp(format, "ogg")))
-        return cli_error("speak", "-o - writes raw PCM: use --format wav (s16le) or f32 (f32le)"), 2;
-    if (seed != UINT64_MAX && seed > (uint64_t)INT64_MAX) return cli_error("speak", "--seed must be below 2^63"), 2;
-    o.t3.seed = seed == UINT64_MAX ? -1 : (int64_t)seed;
+    if (cli_seed("speak", seed, &o.t3.seed)) return 2;
+    if (text_file && !strcmp(text_file, "-")) text_file = NULL; /* stdin */
     o.t3.exaggeration = exaggeration;
     o.t3.language = language;
 
@@ -259,8 +236,10 @@ int cmd_speak(int argc, char **argv) {
     vocis_audio a = {0};
     int rc = 0;
     vocis_voice *vs[MAX_VOICES] = {0};
+    const int nvoices = voices.n;
     int ok = vocis_model_open(model, &oo, &m) == VOCIS_OK;
     ok = ok && vocis_check_language(m, language) == VOCIS_OK; /* before any voice is cloned */
+    if (ok && !ui.quiet) cli_warn_other_family("speak", argc, argv, vocis_model_kind(m));
     if (ok) {
         vocis_speak_options d;
         vocis_speak_options_for_model(m, &d);
@@ -284,9 +263,11 @@ int cmd_speak(int argc, char **argv) {
         if (sret == 2) rc = 1;
         else if (ui.write_failed) rc = cli_error("speak", "writing to stdout failed: %s", strerror(ui.write_failed));
         else rc = cli_error("speak", "%s", vocis_errmsg(m));
-    } else if (!ui.raw_stdout) {
-        if (vocis_audio_save(m, &a, out, format) != VOCIS_OK) rc = cli_error("speak", "%s", vocis_errmsg(m));
-        else if (!ui.quiet)
+    } else if (!ui.raw_stdout && vocis_audio_save(m, &a, out, format) != VOCIS_OK) {
+        rc = cli_error("speak", "%s", vocis_errmsg(m));
+    } else {
+        cli_print_seed("speak", seed, o.t3.seed, ui.quiet);
+        if (!ui.quiet && !ui.raw_stdout)
             fprintf(stderr, "vocis speak: wrote %s (%.2f s at %d Hz)\n", out, (double)a.n / a.sample_rate,
                     a.sample_rate);
     }

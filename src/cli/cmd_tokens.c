@@ -3,13 +3,21 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "vocis.h"
 
+typedef struct {
+    int show, tty;
+} tokens_ui;
+
+/* A line rewritten on a terminal; in a log, one plain line per 100 tokens (4 s of speech). */
 static int print_progress(void *user, int step, int32_t token) {
+    const tokens_ui *ui = user;
     (void)token;
-    if (*(int *)user && (step + 1) % 25 == 0) fprintf(stderr, "\rvocis tokens: %d tokens", step + 1);
+    if (ui->show && ui->tty && (step + 1) % 25 == 0) fprintf(stderr, "\rvocis tokens: %d tokens", step + 1);
+    else if (ui->show && !ui->tty && (step + 1) % 100 == 0) fprintf(stderr, "vocis tokens: %d tokens\n", step + 1);
     return 0;
 }
 
@@ -55,13 +63,12 @@ int cmd_tokens(int argc, char **argv) {
     int kvc;
     if (cli_kv("tokens", kv_s, &kvc)) return 2;
     if (!text) return cli_error("tokens", "--text TEXT is required"), 2;
-    if (seed != UINT64_MAX && seed > (uint64_t)INT64_MAX) return cli_error("tokens", "--seed must be below 2^63"), 2;
-    o.seed = seed == UINT64_MAX ? -1 : (int64_t)seed;
+    if (cli_seed("tokens", seed, &o.seed)) return 2;
     o.exaggeration = exaggeration;
     o.language = language;
-    int show = !quiet;
+    tokens_ui ui = {!quiet, isatty(STDERR_FILENO)};
     o.on_token = print_progress;
-    o.user = &show;
+    o.user = &ui;
 
     vocis_open_options oo = {threads, config, prec, kvc};
     vocis_model *m;
@@ -75,15 +82,17 @@ int cmd_tokens(int argc, char **argv) {
         vocis_model_close(m);
         return 1;
     }
+    if (!quiet) cli_warn_other_family("tokens", argc, argv, vocis_model_kind(m));
     vocis_voice *v = NULL;
     int rc = 0;
     int32_t *toks = NULL;
     size_t n = 0;
     if (vocis_voice_load(m, cond, &v) != VOCIS_OK || vocis_t3_generate(m, v, text, &o, &toks, &n) != VOCIS_OK) {
-        if (show) fputc('\n', stderr);
+        if (ui.show && ui.tty) fputc('\n', stderr);
         rc = cli_error("tokens", "%s", vocis_errmsg(m));
     } else {
-        if (show && n >= 25) fputc('\n', stderr);
+        if (ui.show && ui.tty && n >= 25) fputc('\n', stderr);
+        cli_print_seed("tokens", seed, o.seed, quiet || o.greedy); /* argmax draws nothing */
         for (size_t i = 0; i < n; i++) printf(i ? " %d" : "%d", toks[i]);
         printf("\n");
     }

@@ -21,37 +21,13 @@ static const char usage_create[] =
     "<entry>_last_hidden_state / _key_L / _value_L (entry lm, tts_lm, neg_lm, neg_tts_lm);\n"
     "with --model it is checked against that Realtime model.";
 
-/* Takes the one positional argument (REF_AUDIO) out of argv; options with a
- * value keep theirs. Returns the new argc, or -1 when there are several. */
-static int take_positional(int argc, char **argv, const char **pos) {
-    static const char *const with_value[] = {"--model", "--from-conds", "--from-preset", "--out", "-o", "--exaggeration",
-                                             "--threads", "--config", "--precision"};
-    int k = 1;
-    *pos = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int takes = 0;
-        for (size_t j = 0; j < sizeof with_value / sizeof with_value[0]; j++) takes |= !strcmp(a, with_value[j]);
-        if (a[0] == '-' && a[1]) {
-            argv[k++] = argv[i];
-            if (takes && i + 1 < argc) argv[k++] = argv[++i];
-        } else if (*pos) {
-            return -1;
-        } else {
-            *pos = a;
-        }
-    }
-    return k;
-}
-
 static int voice_create(int argc, char **argv) {
     const char *preset = NULL;
     const char *model = NULL, *conds = NULL, *out = NULL, *ref = NULL, *config = NULL, *precision = NULL;
     float exaggeration = 0.5f;
     int threads = 0;
-    argc = take_positional(argc, argv, &ref);
-    if (argc < 0) return cli_error("voice create", "give one reference recording (found several)"), 2;
     const cli_opt opts[] = {
+        {"REF_AUDIO", CLI_POS, &ref, "", 0, -1},
         {"--model", CLI_STR, &model, "Chatterbox model folder (required to clone a recording)", 0, -1},
         {"--from-conds", CLI_STR, &conds, "convert a Chatterbox conds.pt (torch.save) instead", 0, -1},
         {"--from-preset", CLI_STR, &preset, "convert a VibeVoice-Realtime voice preset (.pt) instead", 0, -1},

@@ -26,9 +26,16 @@ static const command commands[] = {
 };
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: vocis COMMAND [options]   (vocis COMMAND --help for details)\n\ncommands:\n");
+    fprintf(f, "usage: vocis COMMAND [options]   (vocis help COMMAND, or vocis COMMAND --help, for details)\n"
+               "       vocis --version           (version, CPU features and kernels in use)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+}
+
+static const command *find_command(const char *name) {
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0) return &commands[i];
+    return NULL;
 }
 
 /* OpenMP threads that spin while waiting collapse when another process holds a core (T3 decode:
@@ -47,6 +54,12 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
+    if (strcmp(argv[1], "help") == 0 && argc > 2) { /* vocis help CMD = vocis CMD --help */
+        const command *c = find_command(argv[2]);
+        if (!c) return fprintf(stderr, "vocis help: unknown command '%s' (see vocis --help)\n", argv[2]), 2;
+        char *help_argv[] = {argv[2], "--help", NULL};
+        return c->run(2, help_argv);
+    }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(stdout);
         return 0;
@@ -55,8 +68,8 @@ int main(int argc, char **argv) {
         printf("%s\n", vocis_version_info()); /* "vocis 0.3.0 (cpu: ...; kernels: ...; ...)" */
         return 0;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    const command *c = find_command(argv[1]);
+    if (c) return c->run(argc - 1, argv + 1);
     fprintf(stderr, "vocis: unknown command '%s' (see vocis --help)\n", argv[1]);
     return 2;
 }

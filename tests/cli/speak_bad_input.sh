@@ -34,19 +34,19 @@ voice "$SCRATCH/nan.voice" 256 '\x00\x00\xc0\x7f'
 expect_error voice-nan "speaker_emb.*(NaN|finite)" "${speak[@]}" --voice "$SCRATCH/nan.voice" -o "$SCRATCH/a.wav"
 expect_error voice-t3-only "no S3Gen reference" "${speak[@]}" --voice "$G/06_t3_cond.safetensors" -o "$SCRATCH/a.wav"
 expect_error voice-missing "cannot open" "${speak[@]}" --voice "$SCRATCH/none.voice" -o "$SCRATCH/a.wav"
-no_file voices "$SCRATCH/a.wav" "$SCRATCH/a.wav.tmp"
+no_file voices "$SCRATCH/a.wav" "$SCRATCH"/a.wav.*.tmp
 
 # Missing S3Gen tensors: s3gen.safetensors replaced by another checkpoint file
 link_model "$M" "$SCRATCH/model"
 rm "$SCRATCH/model/s3gen.safetensors"; ln -s "$(cd "$M" && pwd)/ve.safetensors" "$SCRATCH/model/s3gen.safetensors"
 expect_error s3gen-missing-tensors "s3gen.safetensors: missing tensor 'flow\." "$VOCIS" speak --model "$SCRATCH/model" --text "$T" -q -o "$SCRATCH/b.wav"
-no_file s3gen "$SCRATCH/b.wav" "$SCRATCH/b.wav.tmp"
+no_file s3gen "$SCRATCH/b.wav" "$SCRATCH"/b.wav.*.tmp
 
 # Output
 expect_error unwritable-path "cannot|No such file" "${speak[@]}" -o "$SCRATCH/no/such/dir/c.wav"
 no_file unwritable "$SCRATCH/no/such/dir/c.wav"
 expect_error write-failure "writing to stdout failed|No space" bash -c '"$@" -o - >/dev/full' _ "${speak[@]}"
-expect_error bad-format "--format must be" "${speak[@]}" --format mp3 -o "$SCRATCH/d.wav"
+expect_error bad-format "--format must be" "${speak[@]}" --format aiff -o "$SCRATCH/d.wav"
 expect_error flac-to-stdout "raw PCM" "${speak[@]}" --format flac -o -
 expect_error no-output "-o FILE is required" "$VOCIS" speak --model "$M" --text "$T"
 no_file output "$SCRATCH/d.wav"
@@ -57,12 +57,12 @@ expect_error empty-stdin "text is empty" bash -c '"$@" </dev/null' _ "$VOCIS" sp
 expect_error missing-text-file "cannot open" "$VOCIS" speak --model "$M" --text-file "$SCRATCH/none.txt" -q -o "$SCRATCH/e.wav"
 expect_error both-texts "not both" "$VOCIS" speak --model "$M" --text a --text-file b -o "$SCRATCH/e.wav"
 expect_error bad-cfm-steps "out of range" "${speak[@]}" --cfm-steps 0 -o "$SCRATCH/e.wav"
-no_file text "$SCRATCH/e.wav" "$SCRATCH/e.wav.tmp"
+no_file text "$SCRATCH/e.wav" "$SCRATCH"/e.wav.*.tmp
 
 # voice create
 expect_error create-no-input "reference recording or --from-conds" "$VOCIS" voice create -o "$SCRATCH/f.voice"
 head -c 2000 "$M/conds.pt" >"$SCRATCH/trunc.pt"
 expect_error create-truncated "trunc.pt" "$VOCIS" voice create --from-conds "$SCRATCH/trunc.pt" -o "$SCRATCH/f.voice"
-no_file create "$SCRATCH/f.voice" "$SCRATCH/f.voice.tmp"
+no_file create "$SCRATCH/f.voice" "$SCRATCH"/f.voice.*.tmp
 
 finish
