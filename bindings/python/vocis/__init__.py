@@ -608,8 +608,9 @@ class Model:
             self._libh.vocis_audio_free(ctypes.byref(audio))
 
     def save_audio(self, path, samples, sample_rate, format=None):
-        """Write samples as "wav" (16-bit, default), "f32", "flac" or "ogg";
-        path "-" writes raw PCM to stdout. No partial file is left on failure."""
+        """Write samples as "wav" (16-bit), "f32", "flac", "ogg", "mp3" or "opus"
+        (None: the path's extension, else wav); path "-" writes raw PCM to
+        stdout. No partial file is left on failure."""
         import numpy as np
         x = np.ascontiguousarray(samples, dtype=np.float32)
         if x.ndim != 1:
