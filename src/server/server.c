@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "base/threads.h"
+#include "io/outfile.h"
 #include "server/server.h"
 #include "vocis.h"
 
@@ -1245,14 +1246,14 @@ int vx_server_run(const vx_server_config *cfg) {
         fprintf(stderr, "%smodel %s: %s", i ? ", " : "", s->models[i].name, s->models[i].kind);
     fprintf(stderr, "; queue %d, %d chars, voices %s)\n", cfg->max_queue, cfg->max_chars,
             s->voices_dir[0] ? s->voices_dir : "off");
-    if (cfg->port_file) {
-        char tmp[1100];
-        snprintf(tmp, sizeof tmp, "%s.tmp", cfg->port_file);
-        FILE *f = fopen(tmp, "w");
-        if (f) {
-            fprintf(f, "%d\n", port);
-            fclose(f);
-            rename(tmp, cfg->port_file);
+    if (cfg->port_file) { /* as every vocis output: atomic replace, or written through to a FIFO / symlink target */
+        char line[16];
+        const int len = snprintf(line, sizeof line, "%d\n", port);
+        vx_outfile f;
+        vx_err e = {0};
+        if (vx_outfile_open(&f, cfg->port_file, &e) == VOCIS_OK) {
+            if (vx_outfile_write(&f, line, (size_t)len, &e) == VOCIS_OK) vx_outfile_commit(&f, &e);
+            else vx_outfile_abort(&f);
         }
     }
 

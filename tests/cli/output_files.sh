@@ -70,6 +70,17 @@ check voice-link-kept test -L "$S/link.voice" -a -s "$S/sub/target.voice"
 echo x >"$S/mode.voice"; chmod 600 "$S/mode.voice"
 check voice-mode-kept bash -c '"$1" voice create --from-conds "$2" -o "$3" 2>/dev/null && test "$(stat -c %a "$3")" = 600' _ "$VOCIS" "$COND" "$S/mode.voice"
 
+# vocis serve --port-file goes through the same writer: a FIFO's reader gets the port
+mkfifo "$S/port.fifo"
+timeout 60 head -n 1 "$S/port.fifo" >"$S/port.got" &
+reader=$!
+"$VOCIS" serve --model "$M" --host 127.0.0.1 --port 0 --port-file "$S/port.fifo" -q 2>"$S/serve.log" &
+server=$!
+wait $reader
+kill -TERM $server 2>/dev/null; wait $server 2>/dev/null
+check port-file-fifo-read grep -qE '^[0-9]+$' "$S/port.got"
+check port-file-still-fifo test -p "$S/port.fifo"
+
 # the extension picks the format unless --format says otherwise; a contradiction is refused
 magic() { head -c "$2" "$1" | od -An -c | tr -d ' \n'; }
 for ext in flac ogg mp3 opus wav; do "${speak[@]}" -o "$S/x.$ext" || fail "write .$ext"; done

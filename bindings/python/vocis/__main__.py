@@ -12,12 +12,11 @@ MAX_TEXT_BYTES = 16 << 20
 
 
 def _pcm16(x):
-    """float -> s16le as the native tool's raw stdout (libsndfile's clipping
-    float -> PCM16: scale to 32 bits, round, clip, keep the top 16 bits)."""
+    """float -> s16le as every 16-bit output of the native tool (vx_audio_to_s16):
+    x * 32768 rounded to nearest, clipped to [-32768, 32767], NaN -> 0."""
     import numpy as np
-    v = np.nan_to_num(x.astype(np.float32), nan=0.0) * np.float32(2147483648.0)
-    q = np.clip(np.rint(v.astype(np.float64)), -2147483648.0, 2147483647.0).astype(np.int64)
-    return (q >> 16).astype("<i2").tobytes()
+    v = np.nan_to_num(x.astype(np.float32), nan=0.0) * np.float32(32768.0)
+    return np.clip(np.rint(v.astype(np.float64)), -32768.0, 32767.0).astype("<i2").tobytes()
 
 
 def _parser_common(p):
@@ -75,14 +74,15 @@ def cmd_speak(argv):
     p.add_argument("--text", help="text to speak (else --text-file, else stdin)")
     p.add_argument("--text-file", "--script", dest="text_file", help="read the text (VibeVoice: the script)")
     p.add_argument("--out", "-o", required=True, help="output file, or - for raw PCM on stdout")
-    p.add_argument("--format", default="wav", choices=["wav", "wav16", "f32", "flac", "ogg"])
+    p.add_argument("--format", choices=["wav", "wav16", "f32", "flac", "ogg", "mp3", "opus"],
+                   help="default: the extension of --out, else wav")
     p.add_argument("--voice", action="append", default=[], help="voice file / conds.pt / recording (repeatable)")
     p.add_argument("--seed", type=int, help="reproduce torch.manual_seed(N) (default: random)")
     _knob_args(p, SPEAK_KNOBS)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     ns = p.parse_args(argv)
     raw = ns.out == "-"
-    if raw and ns.format in ("flac", "ogg"):
+    if raw and ns.format not in (None, "wav", "wav16", "f32"):
         raise SystemExit("vocis speak: -o - writes raw PCM: use --format wav (s16le) or f32 (f32le)")
     text = _read_text(ns, "speak")
     tty = sys.stderr.isatty()
