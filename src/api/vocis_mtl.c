@@ -37,7 +37,7 @@ vocis_status vx_api_mtl_open(vocis_model *m, const vocis_open_options *o) {
 
 static vocis_status need_language(vocis_model *m, const char *language) {
     if (!language || !*language)
-        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "Chatterbox-Multilingual needs a language (--language): one of %s",
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "Chatterbox-Multilingual needs a language: one of %s",
                        vx_mtl_language_list());
     if (vx_mtl_language_index(language) < 0)
         return vx_fail(vx_api_err(m), VOCIS_E_ARG, "unsupported language '%.32s' (supported: %s)", language,

@@ -260,7 +260,8 @@ int cmd_speak(int argc, char **argv) {
     int rc = 0;
     vocis_voice *vs[MAX_VOICES] = {0};
     int ok = vocis_model_open(model, &oo, &m) == VOCIS_OK;
-    ok = ok && vocis_check_language(m, language) == VOCIS_OK; /* before any voice is cloned */
+    const int bad_language = ok && vocis_check_language(m, language) != VOCIS_OK; /* before any voice is cloned */
+    ok = ok && !bad_language;
     if (ok) {
         vocis_speak_options d;
         vocis_speak_options_for_model(m, &d);
@@ -282,6 +283,7 @@ int cmd_speak(int argc, char **argv) {
     if (!ok) {
         if (ui.tty && !ui.quiet) fputc('\n', stderr);
         if (sret == 2) rc = 1;
+        else if (bad_language) rc = cli_error("speak", "--language: %s", vocis_errmsg(m));
         else if (ui.write_failed) rc = cli_error("speak", "writing to stdout failed: %s", strerror(ui.write_failed));
         else rc = cli_error("speak", "%s", vocis_errmsg(m));
     } else if (!ui.raw_stdout) {

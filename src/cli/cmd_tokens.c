@@ -71,7 +71,7 @@ int cmd_tokens(int argc, char **argv) {
         return 1;
     }
     if (vocis_check_language(m, language) != VOCIS_OK) {
-        cli_error("tokens", "%s", vocis_errmsg(m));
+        cli_error("tokens", "--language: %s", vocis_errmsg(m));
         vocis_model_close(m);
         return 1;
     }
