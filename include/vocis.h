@@ -190,6 +190,11 @@ typedef struct vocis_progress {
                           n_steps = audio samples generated so far at 24 kHz) */
     int chunk, n_chunks; /* long text is synthesised in chunks (0-based) */
     int step, n_steps;   /* t3: tokens so far / max; s3gen, hift: 0 at start, n_steps when done */
+    /* Totals of the whole call so far (every report carries them; the last one the final counts): */
+    int text_tokens;   /* model text tokens read: Chatterbox the T3 text ids of the chunks begun (start /
+                          stop included), VibeVoice the prompt's tokens without the voice placeholders,
+                          Realtime the text tokens encoded so far */
+    int speech_tokens; /* Chatterbox: T3 speech tokens drawn; VibeVoice: speech frames (133 ms) generated */
 } vocis_progress;
 
 /* VibeVoice knobs (upstream demo defaults). */

@@ -606,6 +606,7 @@ typedef struct speak_ctx {
     vocis_model *m;
     const vocis_speak_options *o;
     vocis_progress p;
+    int speech_before; /* speech tokens of the chunks before this one */
 } speak_ctx;
 
 static int report(speak_ctx *c, const char *stage, int step, int n_steps) {
@@ -619,6 +620,7 @@ static int report(speak_ctx *c, const char *stage, int step, int n_steps) {
 static int on_t3_token(void *user, int step, int32_t tok) {
     speak_ctx *c = user;
     (void)tok;
+    c->p.speech_tokens = c->speech_before + step + 1;
     return report(c, "t3", step + 1, c->o->t3.max_new_tokens);
 }
 
@@ -628,9 +630,16 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
     vocis_model *m = c->m;
     vx_err *err = vx_api_err(m);
     const vocis_t3_options *o = &c->o->t3;
-    if (m->turbo) /* one MeanFlow pass: 2 steps unless --cfm-steps asks for another count than the English 10 */
+    c->speech_before = c->p.speech_tokens;
+    if (m->turbo) { /* one MeanFlow pass: 2 steps unless --cfm-steps asks for another count than the English 10 */
+        int32_t *ids; /* counted here: the chunk's T3 progress reports are its last */
+        size_t nids;
+        VX_TRY(vx_api_turbo_tokenize(m, text, &ids, &nids));
+        free(ids);
+        c->p.text_tokens += (int)nids;
         return vx_api_turbo_speak_chunk(m, v, text, o, c->o->cfm_steps == 10 ? 2 : c->o->cfm_steps, on_t3_token, c,
                                         rng, wav, nwav);
+    }
     int32_t *ids = NULL, *toks = NULL;
     size_t nids = 0;
     int nt = 0;
@@ -642,6 +651,7 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
     vocis_status st = t3_cond_of(m, v, o->exaggeration, &cond);
     if (st == VOCIS_OK) st = vocis_tokenize_language(m, text, o->language, &ids, &nids);
     if (st) goto done;
+    c->p.text_tokens += (int)nids;
     if ((st = vx_api_t3_generate(m, &cond, ids, (int)nids, &s, rng, &toks, &nt, err))) goto done;
     nt = m->mtl ? vx_api_mtl_clean_tokens(m, toks, nt) : vx_t3_clean_tokens(&m->t3, toks, nt);
     if (nt == 0) {
@@ -715,7 +725,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     }
     vx_rng rng;
     vx_api_seed_rng(&rng, &o.t3);
-    speak_ctx c = {m, &o, {NULL, 0, chunks.n, 0, 0}};
+    speak_ctx c = {m, &o, {NULL, 0, chunks.n, 0, 0, 0, 0}, 0};
     const size_t xfade = (size_t)(o.crossfade_ms * 1e-3f * VX_HIFT_SR);
     for (int k = 0; k < chunks.n; k++) {
         c.p.chunk = k;

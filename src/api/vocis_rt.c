@@ -117,6 +117,10 @@ static int rt_on_audio(void *user, const float *pcm, int64_t n) {
     st->p.stage = "vibevoice";
     st->p.step = (int)st->frames;
     st->p.n_steps = (int)st->kept;
+    vx_rt_stats rs;
+    vx_rt_session_stats(st->s, &rs);
+    st->p.text_tokens = (int)rs.text_tokens;
+    st->p.speech_tokens = (int)st->frames;
     if (st->o.on_progress && st->o.on_progress(st->o.user, &st->p)) return 1;
     return st->o.on_audio ? st->o.on_audio(st->o.user, pcm, (size_t)n, 24000) : 0;
 }

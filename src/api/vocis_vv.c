@@ -10,6 +10,7 @@
 typedef struct vv_ctx {
     const vocis_speak_options *o;
     vocis_progress p;
+    int32_t frame_token; /* the speech-diffusion token: one frame each */
 } vv_ctx;
 
 static int vv_on_audio(void *user, const float *pcm, int64_t n) {
@@ -20,7 +21,7 @@ static int vv_on_audio(void *user, const float *pcm, int64_t n) {
 
 static int vv_on_token(void *user, int64_t step, int32_t tok) {
     vv_ctx *c = user;
-    (void)tok;
+    c->p.speech_tokens += tok == c->frame_token;
     if (!c->o->on_progress) return 0;
     c->p.stage = "vibevoice";
     c->p.step = (int)step + 1;
@@ -74,7 +75,8 @@ vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices
     VX_TRY(vx_vv_prepare(m->vv, script, strlen(script), paths, n_voices, vv_warn, NULL, &in, err));
     vx_rng rng;
     vx_api_seed_rng(&rng, &o.t3);
-    vv_ctx c = {&o, {NULL, 0, 1, 0, 0}};
+    vv_ctx c = {&o, {NULL, 0, 1, 0, 0, 0, 0}, m->vv->proc.speech_diffusion_id};
+    for (int64_t i = 0; i < in.n_tokens; i++) c.p.text_tokens += !in.speech_input_mask[i];
     vx_vv_gen_opts g;
     vx_vv_gen_opts_default(&g);
     g.cfg_scale = o.vv.cfg_scale;

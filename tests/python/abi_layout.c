@@ -44,6 +44,8 @@ int main(void) {
     F(vocis_progress, n_chunks);
     F(vocis_progress, step);
     F(vocis_progress, n_steps);
+    F(vocis_progress, text_tokens);
+    F(vocis_progress, speech_tokens);
 
     S(vocis_vv_options);
     F(vocis_vv_options, cfg_scale);

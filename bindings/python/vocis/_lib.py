@@ -25,7 +25,8 @@ ON_TOKEN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.
 class Progress(ctypes.Structure):
     _fields_ = [("stage", ctypes.c_char_p),
                 ("chunk", ctypes.c_int), ("n_chunks", ctypes.c_int),
-                ("step", ctypes.c_int), ("n_steps", ctypes.c_int)]
+                ("step", ctypes.c_int), ("n_steps", ctypes.c_int),
+                ("text_tokens", ctypes.c_int), ("speech_tokens", ctypes.c_int)]
 
 
 ON_PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(Progress))
