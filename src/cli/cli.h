@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "api/limits.h"
+
 typedef enum { CLI_STR, CLI_INT, CLI_FLOAT, CLI_U64, CLI_FLAG } cli_kind;
 
 typedef struct cli_opt {
@@ -13,6 +15,10 @@ typedef struct cli_opt {
     const char *help;
     double min, max;  /* numeric range (inclusive); ignored when min > max */
 } cli_opt;
+
+/* An option whose name and range are those of the shared table of src/api/limits.h
+ * (the ones `vocis serve` applies to the same knob). */
+#define CLI_LIMITED(id, kind, dest, help) {vx_limits[id].cli, kind, dest, help, vx_limits[id].min, vx_limits[id].max}
 
 /* Parses argv[1..] (argv[0] is the subcommand name). Returns 0 to go on,
  * 1 when --help was printed (exit 0), 2 after printing a one-line error.
