@@ -211,6 +211,10 @@ typedef struct vocis_speak_options {
     /* Called with audio as soon as it is final (once per chunk); return non-zero to cancel. */
     int (*on_audio)(void *user, const float *samples, size_t n, int sample_rate);
     void *user;
+    /* Called with each one-line advisory of vocis_speak / vocis_speak_script / vocis_stream_*
+     * (script lines joined or skipped, a voice cut to its first 600 s, characters the tokenizer
+     * cannot represent, labels removed, ...); NULL = silent. */
+    void (*on_warning)(void *user, const char *msg);
 } vocis_speak_options;
 
 void vocis_speak_options_default(vocis_speak_options *o);

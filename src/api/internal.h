@@ -113,6 +113,10 @@ int64_t vx_api_mtl_keep_samples(int n_tokens, int64_t n_samples);
 vocis_status vx_api_t3_generate(vocis_model *m, const vx_t3_cond *c, const int32_t *ids, int n_ids,
                                 const vx_t3_sampling *s, vx_rng *rng, int32_t **tokens, int *n_tokens, vx_err *err);
 void vx_api_t3_engine_free(vocis_model *m);
+/* o->on_warning(o->user, message) when set (one-line advisories of speak / stream calls). */
+void vx_api_warn(const vocis_speak_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A warn callback (vx_vv_warn_fn shape) whose user is the const vocis_speak_options *. */
+void vx_api_warn_cb(void *opts, const char *msg);
 /* vocis_speak for a VibeVoice model (vocis_vv.c). */
 vocis_status vx_api_vv_speak(vocis_model *m, const vocis_voice *voice, const char *text,
                              const vocis_speak_options *opts, vocis_audio *out);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -568,6 +569,18 @@ void vocis_speak_options_default(vocis_speak_options *o) {
     o->max_chunk_chars = 300;
     o->crossfade_ms = 40.0f;
 }
+
+void vx_api_warn(const vocis_speak_options *o, const char *fmt, ...) {
+    if (!o || !o->on_warning) return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    o->on_warning(o->user, msg);
+}
+
+void vx_api_warn_cb(void *opts, const char *msg) { vx_api_warn(opts, "%s", msg); }
 
 void vocis_audio_free(vocis_audio *a) {
     if (!a) return;
