@@ -295,6 +295,49 @@ int vx_vv_script_has_labels(const char *text, size_t len) {
     return 0;
 }
 
+/* The next code point of s[i..len) into *c: its length, 0 when s ends inside it (more bytes may complete
+ * it), -1 when invalid. */
+static int u8_more(const char *s, size_t len, size_t i, int32_t *c) {
+    int k = u8_next(s + i, len - i, c);
+    if (k > 0) return k;
+    unsigned char b = (unsigned char)s[i];
+    size_t need = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+    return len - i < need ? 0 : -1;
+}
+
+int vx_vv_label_at(const char *s, size_t len, size_t *end) {
+    static const char word[] = "speaker";
+    enum { LEAD, WORD, GAP1, GAP, DIGITS, TAIL } state = LEAD;
+    size_t i = 0, w = 0;
+    int32_t c;
+    int v;
+    while (i < len) {
+        int k = u8_more(s, len, i, &c);
+        if (k <= 0) return k == 0 ? -1 : 0;
+        const int sp = py_isspace(c) && c != '\n', colon = c == ':';
+        if (state == LEAD && !sp) state = WORD;
+        if (state == WORD) {
+            if (!lit_match(c, word[w++])) return 0;
+            if (!word[w]) state = GAP1;
+        } else if (state == GAP1) {
+            if (!sp) return 0;
+            state = GAP;
+        } else if (state == GAP) {
+            if (py_digit(c, &v)) state = DIGITS;
+            else if (!sp) return 0;
+        } else if (state == DIGITS || state == TAIL) {
+            if (colon) {
+                *end = i + 1;
+                return 1;
+            }
+            if (sp) state = TAIL;
+            else if (state == TAIL || !py_digit(c, &v)) return 0;
+        }
+        i += (size_t)k;
+    }
+    return -1;
+}
+
 static void warn_line(vx_vv_warn_fn warn, void *user, int lineno, const char *what, const char *ln, size_t ll) {
     if (!warn) return;
     char q[80], msg[400];

@@ -62,6 +62,10 @@ void vx_vv_script_free(vx_vv_script *s);
  * label lines (0: the text has none). */
 vocis_status vx_vv_script_join(const char *text, size_t len, vx_vv_warn_fn warn, void *warn_user, char **out,
                                int *n_labels, vx_err *err);
+/* For text arriving in pieces: does line text s[0..len) begin with a "Speaker N:" label
+ * (the processor's pattern, after spaces)? 1: yes, *end = the byte after its colon; 0: no;
+ * -1: s is too short to tell. */
+int vx_vv_label_at(const char *s, size_t len, size_t *end);
 /* 1 when some line is a "Speaker N:" label or looks meant as one (see vx_vv_script_join). */
 int vx_vv_script_has_labels(const char *text, size_t len);
 
