@@ -105,7 +105,8 @@ vocis_status vx_api_turbo_speak_chunk(vocis_model *m, const vx_cb_conds *v, cons
 /* Chatterbox-Multilingual (vocis_mtl.c): opens the folder (T3, tokenizer, Cangjie table); the text front end;
  * the post-processing of T3's tokens (in place, returns the count) and the cut of the waveform. */
 vocis_status vx_api_mtl_open(vocis_model *m, const vocis_open_options *o);
-vocis_status vx_api_mtl_tokenize(vocis_model *m, const char *text, const char *language, int32_t **ids, size_t *n);
+vocis_status vx_api_mtl_tokenize(vocis_model *m, const char *text, const char *language, int32_t **ids, size_t *n,
+                                 vx_tok_unknown *unknown);
 int vx_api_mtl_clean_tokens(vocis_model *m, int32_t *tokens, int n);
 int64_t vx_api_mtl_keep_samples(int n_tokens, int64_t n_samples);
 /* T3 generation through the model's shared batch (t3_engine.c): concurrent callers'
