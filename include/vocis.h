@@ -304,7 +304,8 @@ vocis_status vocis_audio_save(vocis_model *m, const vocis_audio *a, const char *
 /* Save a voice as a vocis voice file (safetensors: speaker_emb,
  * cond_prompt_speech_tokens, emotion_adv, prompt_token, prompt_feat, embedding;
  * metadata: vocis_version and, for a cloned voice, source file name,
- * source_seconds, source_sample_rate and exaggeration). */
+ * source_seconds (the recording's whole duration), used_seconds (the part
+ * cloned: at most the first minute), source_sample_rate and exaggeration). */
 vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *voice, const char *path);
 
 #ifdef __cplusplus

@@ -50,7 +50,8 @@ struct vocis_model {
 /* Where a voice came from (saved as metadata of a voice file). */
 typedef struct voice_source {
     char name[256];      /* file name of the recording, "" if not cloned */
-    double seconds;      /* its duration (of what was read) */
+    double seconds;      /* the recording's whole duration */
+    double used_seconds; /* the part cloned (at most the first minute) */
     int sample_rate;     /* its rate */
     char warning[256];   /* advisory, "" when none */
 } voice_source;

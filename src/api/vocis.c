@@ -375,19 +375,22 @@ vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *v, const char *
     vx_err_clear(vx_api_err(m));
     if (!v || !path) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no voice or path given");
     if (v->rt_preset) return vx_api_rt_voice_save(m, v, path);
-    char secs[64], rate[32], ex[64];
+    char secs[64], used[64], rate[32], ex[64];
     const char *meta[16];
     int k = 0;
     meta[k++] = "vocis_version";
     meta[k++] = VOCIS_VERSION;
     if (v->src.name[0]) {
         snprintf(secs, sizeof secs, "%.3f", v->src.seconds);
+        snprintf(used, sizeof used, "%.3f", v->src.used_seconds);
         snprintf(rate, sizeof rate, "%d", v->src.sample_rate);
         snprintf(ex, sizeof ex, "%g", (double)v->conds.emotion_adv.data[0]);
         meta[k++] = "source";
         meta[k++] = v->src.name;
         meta[k++] = "source_seconds";
         meta[k++] = secs;
+        meta[k++] = "used_seconds";
+        meta[k++] = used;
         meta[k++] = "source_sample_rate";
         meta[k++] = rate;
         meta[k++] = "exaggeration";
@@ -505,7 +508,8 @@ vocis_status vocis_voice_clone(vocis_model *m, const char *audio_path, const voc
     VX_TRY(vx_audio_read_head(audio_path, VX_CLONE_SR, VX_CLONE_MAX_SECONDS, &wav, &n, &info, vx_api_err(m)));
     voice_source src = {0};
     snprintf(src.name, sizeof src.name, "%s", base_name(audio_path));
-    src.seconds = (double)n / VX_CLONE_SR;
+    src.used_seconds = (double)n / VX_CLONE_SR;
+    src.seconds = info.truncated && info.file_frames > 0 ? (double)info.file_frames / info.sample_rate : src.used_seconds;
     src.sample_rate = info.sample_rate;
     st = clone_24k(m, wav, n, &src, o.exaggeration, out);
     free(wav);
@@ -553,7 +557,7 @@ vocis_status vocis_voice_clone_samples(vocis_model *m, const float *samples, siz
     for (size_t i = 0; i < n; i++)
         if (!isfinite(samples[i])) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "sample %zu is not finite", i);
     /* as vocis_voice_clone: at most the first minute (+ 1 s of resampler look-ahead) */
-    const size_t cap = (size_t)((VX_CLONE_MAX_SECONDS + 1.0) * sample_rate);
+    const size_t cap = (size_t)((VX_CLONE_MAX_SECONDS + 1.0) * sample_rate), n_given = n;
     const int truncated = n > cap;
     if (truncated) n = cap;
     float *wav = NULL;
@@ -562,7 +566,8 @@ vocis_status vocis_voice_clone_samples(vocis_model *m, const float *samples, siz
     if (truncated && n24 > (int64_t)(VX_CLONE_MAX_SECONDS * VX_CLONE_SR)) n24 = (int64_t)(VX_CLONE_MAX_SECONDS * VX_CLONE_SR);
     voice_source src = {0};
     snprintf(src.name, sizeof src.name, "(samples)");
-    src.seconds = (double)n24 / VX_CLONE_SR;
+    src.seconds = (double)n_given / sample_rate;
+    src.used_seconds = (double)n24 / VX_CLONE_SR;
     src.sample_rate = sample_rate;
     vocis_status st = clone_24k(m, wav, n24, &src, o.exaggeration, out);
     free(wav);
