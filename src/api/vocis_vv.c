@@ -33,7 +33,8 @@ vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices
     vx_err *err = vx_api_err(m);
     if (!m->vv) return vx_fail(err, VOCIS_E_UNSUPPORTED, "vocis_speak_script needs a VibeVoice model");
     if (!script) return vx_fail(err, VOCIS_E_ARG, "no script given");
-    if (n_voices < 0 || n_voices > 64) return vx_fail(err, VOCIS_E_ARG, "%d voices (at most 64)", n_voices);
+    if (n_voices < 0 || n_voices > 64)
+        return vx_fail(err, VOCIS_E_ARG, "%d voices were given; at most 64 are supported", n_voices);
     vocis_speak_options o;
     if (opts) o = *opts;
     else vocis_speak_options_default(&o);

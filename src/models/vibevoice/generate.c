@@ -142,7 +142,7 @@ static vocis_status check_voice(const char *path, const float *x, int64_t n, int
 vocis_status vx_vv_prepare(const vx_vv_model *m, const char *script, size_t len, const char *const *voice_paths,
                            int n_voices, vx_vv_warn_fn warn, void *warn_user, vx_vv_inputs *out, vx_err *err) {
     memset(out, 0, sizeof *out);
-    if (n_voices < 0 || n_voices > 64) return vx_fail(err, VOCIS_E_ARG, "%d voices given (at most 64)", n_voices);
+    if (n_voices < 0 || n_voices > 64) return vx_fail(err, VOCIS_E_ARG, "%d voices were given; at most 64 are supported", n_voices);
     vx_vv_script sc = {0};
     vx_vv_voice voices[64];
     float *bufs[64] = {0};

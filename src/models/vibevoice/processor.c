@@ -569,7 +569,7 @@ vocis_status vx_vv_process(const vx_vv_processor *p, const vx_vv_script *s, cons
                        s->n_speakers, n_voices, n_voices == 1 ? " was" : "s were");
     int V = n_voices < s->n_speakers ? n_voices : s->n_speakers;
     for (int i = 0; i < V; i++)
-        if (voices[i].n <= 0 || !voices[i].samples) return vx_fail(err, VOCIS_E_ARG, "voice %d has no samples", i);
+        if (voices[i].n <= 0 || !voices[i].samples) return vx_fail(err, VOCIS_E_ARG, "voice %d has no samples", i + 1);
 
     out->n_speakers = s->n_speakers;
     out->n_voices = V;
