@@ -69,16 +69,24 @@ typedef struct {
     size_t rest_b, rest_e; /* stripped text after the colon */
 } speaker_match;
 
-/* ^Speaker\s+(\d+)\s*:\s*(.*)$ with re.IGNORECASE on a stripped line. */
-static int match_speaker(const char *s, size_t len, speaker_match *m) {
-    static const char word[] = "speaker";
+/* The bytes of "speaker" (re.IGNORECASE) at the start of s, 0 when it is not there. */
+static size_t match_word(const char *s, size_t len) {
     size_t i = 0;
     int32_t c;
     int k;
-    for (const char *w = word; *w; w++) {
+    for (const char *w = "speaker"; *w; w++) {
         if (i >= len || (k = u8_next(s + i, len - i, &c)) < 0 || !lit_match(c, *w)) return 0;
         i += (size_t)k;
     }
+    return i;
+}
+
+/* ^Speaker\s+(\d+)\s*:\s*(.*)$ with re.IGNORECASE on a stripped line. */
+static int match_speaker(const char *s, size_t len, speaker_match *m) {
+    size_t i = match_word(s, len);
+    int32_t c;
+    int k;
+    if (!i) return 0;
     int nws = 0;
     while (i < len && (k = u8_next(s + i, len - i, &c)) > 0 && py_isspace(c))
         i += (size_t)k, nws++;
@@ -265,14 +273,10 @@ static int sb_put(sbuf *b, const char *s, size_t n) {
  * characters other than spaces and ':' after optional spaces, optional spaces, then ':'
  * ("Speaker1:", "Speaker:", "Speaker A:"). */
 static int label_like(const char *s, size_t len) {
-    static const char word[] = "speaker";
-    size_t i = 0;
+    size_t i = match_word(s, len);
     int32_t c;
     int k;
-    for (const char *w = word; *w; w++) {
-        if (i >= len || (k = u8_next(s + i, len - i, &c)) < 0 || !lit_match(c, *w)) return 0;
-        i += (size_t)k;
-    }
+    if (!i) return 0;
     while (i < len && (k = u8_next(s + i, len - i, &c)) > 0 && py_isspace(c))
         i += (size_t)k;
     for (int n = 0; i < len && n <= 16 && (k = u8_next(s + i, len - i, &c)) > 0 && c != ':' && !py_isspace(c); n++)
