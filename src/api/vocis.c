@@ -795,7 +795,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
         }
     }
     if (nacc == 0) {
-        st = vx_fail(err, VOCIS_E_INVALID, "the synthesis produced no audio (all of it was trimmed as silence)");
+        st = vx_fail(err, VOCIS_E_INVALID, "the synthesis produced no audio (try another seed or a longer text)");
         goto done;
     }
     out->samples = acc;

@@ -50,6 +50,12 @@ expect_warnings vv-quiet 0 -- "${SPK[@]}" --script "$SCRATCH/messy.txt" --voice 
 # no voice: upstream's prompt without a voice section, with a warning
 expect_warnings vv-no-voice 1 "no voice was given" -- "${SPK[@]}" --text "Speaker 1: Hi." -o "$SCRATCH/novoice.wav"
 
+# a voice over 600 s: its first 600 s are used, with a warning (not silently)
+"$(dirname "$CMP")/mkaudio" long2h "$V0" "$SCRATCH/long.wav"
+expect_warnings vv-long-voice 1 "long.wav: only the first 600 s of the voice are used" -- \
+    "${SPK[@]}" --text "Hi there." --voice "$SCRATCH/long.wav" --max-seconds 0.1 --threads 2 -o "$SCRATCH/long_out.wav"
+rm -f "$SCRATCH/long.wav"
+
 # refusals: one line, non-zero exit, no file
 rm -f "$SCRATCH"/bad*.wav
 expect_error vv-two-voices-plain-text "^vocis speak: 2 voices were given but the text has no 'Speaker N:' lines: write one line per turn as 'Speaker 1: \.\.\.'$" \
