@@ -509,7 +509,8 @@ vocis_status vocis_voice_clone(vocis_model *m, const char *audio_path, const voc
     voice_source src = {0};
     snprintf(src.name, sizeof src.name, "%s", base_name(audio_path));
     src.used_seconds = (double)n / VX_CLONE_SR;
-    src.seconds = info.truncated && info.file_frames > 0 ? (double)info.file_frames / info.sample_rate : src.used_seconds;
+    src.seconds = info.truncated && info.file_frames > 0 ? (double)info.file_frames / info.sample_rate
+                                                         : src.used_seconds;
     src.sample_rate = info.sample_rate;
     st = clone_24k(m, wav, n, &src, o.exaggeration, out);
     free(wav);

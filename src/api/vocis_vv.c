@@ -88,7 +88,8 @@ vocis_status vx_api_vv_speak(vocis_model *m, const vocis_voice *voice, const cha
     const char *q = text;
     while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
     if (!*q) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "text is empty");
-    if (vx_vv_script_has_labels(text, strlen(text))) return vocis_speak_script(m, voice ? &voice : NULL, voice ? 1 : 0, text, opts, out);
+    if (vx_vv_script_has_labels(text, strlen(text)))
+        return vocis_speak_script(m, voice ? &voice : NULL, voice ? 1 : 0, text, opts, out);
     /* plain text: one line for Speaker 1 */
     size_t len = strlen(text);
     char *s = malloc(len + 16);

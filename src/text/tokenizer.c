@@ -1376,8 +1376,8 @@ void vx_tok_unknown_message(const vx_tokenizer *t, const vx_tok_unknown *u, int 
     }
     if (k < cap && u->n > kept) k += (size_t)snprintf(buf + k, cap - k, " and more");
     if (k < cap)
-        snprintf(buf + k, cap - k, t->unk_token ? ": %s read as %s" : ": %s left out", kept - from > 1 ? "they are" : "it is",
-                 t->unk_token);
+        snprintf(buf + k, cap - k, t->unk_token ? ": %s read as %s" : ": %s left out",
+                 kept - from > 1 ? "they are" : "it is", t->unk_token);
 }
 
 vocis_status vx_tokenizer_encode_ex(const vx_tokenizer *t, const char *text, size_t len, int32_t **ids, size_t *n,

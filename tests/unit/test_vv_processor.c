@@ -112,7 +112,8 @@ static void test_join(void) {
 
     /* the golden script is unchanged (bar the final newline): no warnings */
     out = join("Speaker 1: Hello, welcome back to the show!\nSpeaker 2: Thanks, it's great to be here.\n", &nl);
-    CHECK(out && !strcmp(out, "Speaker 1: Hello, welcome back to the show!\nSpeaker 2: Thanks, it's great to be here."));
+    CHECK(out &&
+          !strcmp(out, "Speaker 1: Hello, welcome back to the show!\nSpeaker 2: Thanks, it's great to be here."));
     CHECK(nl == 2 && n_warn == 0);
     free(out);
 

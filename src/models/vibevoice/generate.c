@@ -114,7 +114,8 @@ static vocis_status prepare_script(const char *script, size_t len, int n_voices,
                      "'Speaker 1: ...'",
                      n_voices, plural_voices(n_voices));
     else if (n_labels == 0)
-        st = vx_fail(err, VOCIS_E_ARG, "the script has no 'Speaker N:' lines: write one line per turn as 'Speaker 1: ...'");
+        st = vx_fail(err, VOCIS_E_ARG,
+                     "the script has no 'Speaker N:' lines: write one line per turn as 'Speaker 1: ...'");
     else if (!*joined)
         st = vx_fail(err, VOCIS_E_ARG,
                      "the script's 'Speaker N:' lines have no text: write the words after the label, as "
@@ -142,7 +143,8 @@ static vocis_status check_voice(const char *path, const float *x, int64_t n, int
 vocis_status vx_vv_prepare(const vx_vv_model *m, const char *script, size_t len, const char *const *voice_paths,
                            int n_voices, vx_vv_warn_fn warn, void *warn_user, vx_vv_inputs *out, vx_err *err) {
     memset(out, 0, sizeof *out);
-    if (n_voices < 0 || n_voices > 64) return vx_fail(err, VOCIS_E_ARG, "%d voices were given; at most 64 are supported", n_voices);
+    if (n_voices < 0 || n_voices > 64)
+        return vx_fail(err, VOCIS_E_ARG, "%d voices were given; at most 64 are supported", n_voices);
     vx_vv_script sc = {0};
     vx_vv_voice voices[64];
     float *bufs[64] = {0};
@@ -152,7 +154,8 @@ vocis_status vx_vv_prepare(const vx_vv_model *m, const char *script, size_t len,
         st = vx_audio_read_head(voice_paths[i], m->proc.sampling_rate, VX_VV_VOICE_MAX_SECONDS, &bufs[i],
                                 &voices[i].n, &info, err);
         voices[i].samples = bufs[i];
-        if (!st && i < sc.n_speakers) st = check_voice(voice_paths[i], bufs[i], voices[i].n, m->proc.sampling_rate, err);
+        if (!st && i < sc.n_speakers)
+            st = check_voice(voice_paths[i], bufs[i], voices[i].n, m->proc.sampling_rate, err);
         if (!st && info.truncated)
             warnf(warn, warn_user, "%s: only the first %.0f s of the voice are used", voice_paths[i],
                   VX_VV_VOICE_MAX_SECONDS);
