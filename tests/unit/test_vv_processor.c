@@ -126,7 +126,8 @@ static void test_join(void) {
     free(out);
 
     CHECK(vx_vv_script_has_labels("x\n  speaker 2: y", 15) && vx_vv_script_has_labels("Speaker1: a", 11));
-    CHECK(vx_vv_script_has_labels("Speaker A: a", 12) && !vx_vv_script_has_labels("Speakers say: hi", 16));
+    CHECK(!vx_vv_script_has_labels("Speaker A: a", 12) && !vx_vv_script_has_labels("Speakers say: hi", 16));
+    CHECK(!vx_vv_script_has_labels("Speaker: my guest", 17) && vx_vv_script_has_labels("x\nSpeaker 12b:", 14));
     CHECK(!vx_vv_script_has_labels("A speaker: no", 13) && !vx_vv_script_has_labels("plain text", 10));
 }
 

@@ -271,16 +271,17 @@ static int sb_put(sbuf *b, const char *s, size_t n) {
 
 /* A line that looks meant as a label but is not one: "Speaker" (any case), at most 16
  * characters other than spaces and ':' after optional spaces, optional spaces, then ':'
- * ("Speaker1:", "Speaker:", "Speaker A:"). */
-static int label_like(const char *s, size_t len) {
+ * ("Speaker1:", "Speaker:", "Speaker A:"); need_digit: only those with a digit there ("Speaker1:"). */
+static int label_like(const char *s, size_t len, int need_digit) {
     size_t i = match_word(s, len);
     int32_t c;
-    int k;
+    int k, v, digits = 0;
     if (!i) return 0;
     while (i < len && (k = u8_next(s + i, len - i, &c)) > 0 && py_isspace(c))
         i += (size_t)k;
     for (int n = 0; i < len && n <= 16 && (k = u8_next(s + i, len - i, &c)) > 0 && c != ':' && !py_isspace(c); n++)
-        i += (size_t)k;
+        i += (size_t)k, digits += py_digit(c, &v);
+    if (need_digit && !digits) return 0;
     while (i < len && (k = u8_next(s + i, len - i, &c)) > 0 && py_isspace(c))
         i += (size_t)k;
     return i < len && s[i] == ':';
@@ -292,7 +293,7 @@ int vx_vv_script_has_labels(const char *text, size_t len) {
         size_t end = nl ? (size_t)(nl - text) : len, b, e;
         py_strip(text + pos, end - pos, &b, &e);
         speaker_match m;
-        if (e > b && (match_speaker(text + pos + b, e - b, &m) || label_like(text + pos + b, e - b))) return 1;
+        if (e > b && (match_speaker(text + pos + b, e - b, &m) || label_like(text + pos + b, e - b, 1))) return 1;
         if (!nl) break;
         pos = end + 1;
     }
@@ -410,7 +411,7 @@ vocis_status vx_vv_script_join(const char *text, size_t len, vx_vv_warn_fn warn,
             j.label = ln, j.label_n = ll, j.label_line = lineno;
             j.cur.n = 0;
             oom |= sb_put(&j.cur, ln + m.rest_b, m.rest_e - m.rest_b);
-        } else if (label_like(ln, ll)) {
+        } else if (label_like(ln, ll, 0)) {
             warn_line(warn, warn_user, lineno,
                       "is not a 'Speaker N:' label (write e.g. 'Speaker 1: Hello', a space before the number) and "
                       "is skipped",

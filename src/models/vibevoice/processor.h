@@ -66,7 +66,8 @@ vocis_status vx_vv_script_join(const char *text, size_t len, vx_vv_warn_fn warn,
  * (the processor's pattern, after spaces)? 1: yes, *end = the byte after its colon; 0: no;
  * -1: s is too short to tell. */
 int vx_vv_label_at(const char *s, size_t len, size_t *end);
-/* 1 when some line is a "Speaker N:" label or looks meant as one (see vx_vv_script_join). */
+/* 1 when some line is a "Speaker N:" label or one without the space ("Speaker1:"): the text is
+ * then a script, not plain text ("Speaker: ..." alone stays plain text). */
 int vx_vv_script_has_labels(const char *text, size_t len);
 
 /* ---- processor ---------------------------------------------------------------- */
