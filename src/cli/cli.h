@@ -47,6 +47,10 @@ int cli_kv(const char *cmd, const char *s, int *out);
 int cmd_tokenize(int argc, char **argv);
 /* `vocis tokenize` on a Chatterbox-Multilingual folder (cmd_tokenize_mtl.c). */
 int cmd_tokenize_mtl(const char *cmd, const char *model, const char *text, const char *language);
+/* `vocis CMD: warning: the tokenizer has no token for ...` on stderr when u noted characters. */
+struct vx_tokenizer;
+struct vx_tok_unknown;
+void cli_warn_unknown(const char *cmd, const struct vx_tokenizer *t, const struct vx_tok_unknown *u);
 int cmd_tokens(int argc, char **argv);
 int cmd_debug(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

@@ -67,6 +67,11 @@ static int on_progress(void *user, const vocis_progress *p) {
     return 0;
 }
 
+static void on_warning(void *user, const char *msg) {
+    speak_ui *ui = user;
+    if (!ui->quiet) fprintf(stderr, "%svocis speak: warning: %s\n", ui->tty ? "\r" : "", msg);
+}
+
 /* Raw PCM streaming to stdout as chunks become final. */
 static int on_audio(void *user, const float *x, size_t n, int sr) {
     speak_ui *ui = user;
@@ -250,6 +255,7 @@ int cmd_speak(int argc, char **argv) {
     ui.tty = isatty(2);
     o.on_progress = on_progress;
     o.on_audio = on_audio;
+    o.on_warning = on_warning;
     o.user = &ui;
 
     vocis_open_options oo = {threads, config, prec, kvc};

@@ -84,6 +84,7 @@ struct job {
     char warning[300];
     int voice_failed;                /* the chosen voice could not be loaded for this model */
     int text_tokens, speech_tokens; /* as last reported by the library (vocis_progress) */
+    unsigned long long req_id;      /* the request's id, for log lines */
     atomic_int cancel;
     int timed_out;
     double t_enq, t_start, t_end, deadline;
@@ -305,6 +306,11 @@ static int on_audio(void *u, const float *x, size_t n, int sr) {
     return 0;
 }
 
+static void on_warning(void *u, const char *msg) {
+    job *j = u;
+    if (!j->srv->cfg->quiet) fprintf(stderr, "vocis serve: req=%llu warning: %s\n", j->req_id, msg);
+}
+
 static void run_speak(job *j) {
     vocis_model *m = j->sm->m;
     vocis_voice *voice = NULL;
@@ -335,6 +341,7 @@ static void run_speak(job *j) {
         if (r->cfm_steps > 0) o.cfm_steps = r->cfm_steps;
         o.on_progress = on_progress;
         if (r->stream) o.on_audio = on_audio;
+        o.on_warning = on_warning;
         o.user = j;
         st = vocis_speak(m, voice, r->input, &o, &a);
         if (st && !j->errmsg[0]) snprintf(j->errmsg, sizeof j->errmsg, "%s", vocis_errmsg(m));
@@ -784,6 +791,7 @@ static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q)
         return fail(c, q, 500, "out_of_memory", NULL, "out of memory");
     }
     j->req = r;
+    j->req_id = q->id;
     snprintf(j->voice_path, sizeof j->voice_path, "%s", chosen);
     int qr = enqueue(sm, j);
     if (qr) {

@@ -62,6 +62,7 @@ int main(void) {
     F(vocis_speak_options, on_progress);
     F(vocis_speak_options, on_audio);
     F(vocis_speak_options, user);
+    F(vocis_speak_options, on_warning);
 
     S(vocis_convert_options);
     F(vocis_convert_options, seed);

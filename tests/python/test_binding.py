@@ -161,6 +161,15 @@ class Binding(unittest.TestCase):
 
     # ---- callbacks --------------------------------------------------------------------
 
+    def test_warnings(self):
+        import warnings
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            x, sr = self.m.speak("Hi \U0001F600 there.", seed=1, max_tokens=5)
+        self.assertGreater(len(x), 0)
+        msgs = [str(i.message) for i in w if issubclass(i.category, vocis.VocisWarning)]
+        self.assertEqual(msgs, ["the tokenizer has no token for '\U0001F600' (U+1F600): it is read as [UNK]"])
+
     def test_progress_and_cancel(self):
         seen = []
         self.m.speak("Hi there.", seed=0, cfm_steps=2, on_progress=seen.append)

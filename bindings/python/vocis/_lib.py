@@ -30,6 +30,7 @@ class Progress(ctypes.Structure):
 
 
 ON_PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(Progress))
+ON_WARNING = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
 ON_AUDIO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t,
                             ctypes.c_int)
 
@@ -76,7 +77,8 @@ class SpeakOptions(ctypes.Structure):
                 ("crossfade_ms", ctypes.c_float),
                 ("on_progress", ON_PROGRESS),
                 ("on_audio", ON_AUDIO),
-                ("user", ctypes.c_void_p)]
+                ("user", ctypes.c_void_p),
+                ("on_warning", ON_WARNING)]
 
 
 class ConvertOptions(ctypes.Structure):
