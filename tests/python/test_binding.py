@@ -266,6 +266,18 @@ class Binding(unittest.TestCase):
         self.assertIn("not a recognised model folder", str(cm.exception))
         with self.assertRaises(vocis.ArgumentError):
             vocis.Model(CKPT, precision="fp4")
+        saved = os.environ.get("VOCIS_PRECISION")
+        os.environ["VOCIS_PRECISION"] = "bogus"  # refused at open, not silently the default
+        try:
+            with self.assertRaises(vocis.ArgumentError) as cm:
+                vocis.Model(CKPT, threads=1)
+            self.assertIn("VOCIS_PRECISION=bogus: unknown precision", str(cm.exception))
+            vocis.Model(CKPT, threads=1, precision="exact").close()  # an explicit precision does not read it
+        finally:
+            if saved is None:
+                del os.environ["VOCIS_PRECISION"]
+            else:
+                os.environ["VOCIS_PRECISION"] = saved
         cases = [
             (vocis.ArgumentError, lambda: m.speak(TEXT, temperature=0)),
             (vocis.ArgumentError, lambda: m.speak(TEXT, temperature=float("nan"))),
