@@ -14,8 +14,15 @@ check() { # FOLDER KIND
 check "$DATA/chatterbox/ckpt" chatterbox
 check "$DATA/chatterbox-mtl/ckpt" chatterbox-multilingual
 check "$DATA/chatterbox-turbo/ckpt" chatterbox-turbo
+check "$DATA/chatterbox-nano/ckpt" chatterbox-nano
 check "$DATA/vibevoice/model" vibevoice
 check "$DATA/vibevoice-realtime/model" vibevoice-realtime
+# the Nano folder is the complete release layout its README lists; what it shares with Turbo is identical
+for f in ve.safetensors s3gen_meanflow.safetensors vocab.json merges.txt added_tokens.json special_tokens_map.json \
+         tokenizer_config.json conds.pt; do
+    cmp -s "$DATA/chatterbox-nano/ckpt/$f" "$DATA/chatterbox-turbo/ckpt/$f" ||
+        { echo "FAIL chatterbox-nano/ckpt/$f: missing or not Turbo's"; fails=$((fails + 1)); }
+done
 VC=$SCRATCH/vc
 rm -rf "$VC" && mkdir -p "$VC"
 for f in s3gen.safetensors conds.pt chatterbox_tiny_config.json; do ln -sf "$(cd "$DATA/chatterbox/ckpt" && pwd)/$f" "$VC/"; done
