@@ -94,11 +94,13 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
         return vx_cb_config_load(&m->cfg, m->dir, opts ? opts->config_path : NULL, vx_api_err(m));
     }
     if (vx_api_file_exists(dir, "config.json") && vx_api_rt_detect(dir))
-        return kv == VOCIS_KV_BF16 ? kv_refused(m, "VibeVoice-Realtime") : vx_api_rt_open(m, dir, opts ? opts->config_path : NULL);
+        return kv == VOCIS_KV_BF16 ? kv_refused(m, "VibeVoice-Realtime")
+                                   : vx_api_rt_open(m, dir, opts ? opts->config_path : NULL);
     if (vx_api_file_exists(dir, "config.json")) {
         m->vv = calloc(1, sizeof *m->vv);
         if (!m->vv) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
-        vocis_status st = vx_vv_model_load_prec(m->vv, dir, opts ? opts->config_path : NULL, m->precision, vx_api_err(m));
+        vocis_status st =
+            vx_vv_model_load_prec(m->vv, dir, opts ? opts->config_path : NULL, m->precision, vx_api_err(m));
         if (st) {
             free(m->vv);
             m->vv = NULL;

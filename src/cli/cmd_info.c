@@ -7,7 +7,10 @@
 #include "vocis.h"
 
 static const char *precision_name(int p) {
-    return p == VOCIS_PRECISION_EXACT ? "exact" : p == VOCIS_PRECISION_BF16 ? "bf16" : p == VOCIS_PRECISION_Q8 ? "q8" : "?";
+    return p == VOCIS_PRECISION_EXACT ? "exact"
+           : p == VOCIS_PRECISION_BF16 ? "bf16"
+           : p == VOCIS_PRECISION_Q8   ? "q8"
+                                       : "?";
 }
 
 /* "precision: T3 exact, S3Gen flow bf16, HiFT exact (default)": each part as the open model runs

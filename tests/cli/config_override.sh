@@ -7,13 +7,15 @@ VOCIS=$1 DATA=$2 SCRATCH=$3
 mkdir -p "$SCRATCH"
 . "$(dirname "$0")/lib.sh"
 
-compare() { # NAME WANT(same|differs) CFG CMD...
-    local name=$1 want=$2 cfg=$3; shift 3
-    "$@" >"$SCRATCH/base.out" 2>"$SCRATCH/base.err" || { echo "FAIL $name: base run: $(cat "$SCRATCH/base.err")"; fails=$((fails + 1)); return; }
-    "$@" --config "$cfg" >"$SCRATCH/cfg.out" 2>"$SCRATCH/cfg.err" || { echo "FAIL $name: --config run: $(cat "$SCRATCH/cfg.err")"; fails=$((fails + 1)); return; }
-    [ -s "$SCRATCH/base.out" ] || { echo "FAIL $name: no output"; fails=$((fails + 1)); return; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+# compare NAME same|differs CFG CMD...: CMD's stdout with --config CFG against without it
+compare() {
+    local name=$1 want=$2 cfg=$3 got; shift 3
+    "$@" >"$SCRATCH/base.out" 2>"$SCRATCH/base.err" || { bad "$name: base run: $(cat "$SCRATCH/base.err")"; return; }
+    "$@" --config "$cfg" >"$SCRATCH/cfg.out" 2>"$SCRATCH/cfg.err" || { bad "$name: --config: $(cat "$SCRATCH/cfg.err")"; return; }
+    [ -s "$SCRATCH/base.out" ] || { bad "$name: no output"; return; }
     if cmp -s "$SCRATCH/base.out" "$SCRATCH/cfg.out"; then got=same; else got=differs; fi
-    [ $got = "$want" ] && echo "ok   $name: output $got" || { echo "FAIL $name: output $got, expected $want"; fails=$((fails + 1)); }
+    [ $got = "$want" ] && echo "ok   $name: output $got" || bad "$name: output $got, expected $want"
 }
 cfg() { printf '%s\n' "$2" >"$SCRATCH/$1.json"; echo "$SCRATCH/$1.json"; }
 
@@ -30,8 +32,9 @@ SPK=(--seed 0 --threads 1 -q --format f32 -o -)
 # counts failed on tensor shapes, because the folder's chatterbox_tiny_config.json was not read.
 compare english-same same "$ROPE_SAME" "$VOCIS" tokens --model "$CB" --text "$T" "${TOK[@]}"
 compare english-other differs "$ROPE_OTHER" "$VOCIS" tokens --model "$CB" --text "$T" "${TOK[@]}"
-compare mtl-same same "$ROPE_SAME" "$VOCIS" tokens --model "$MTL" --language fr --text "Bonjour à tous." "${TOK[@]}"
-compare mtl-other differs "$ROPE_OTHER" "$VOCIS" tokens --model "$MTL" --language fr --text "Bonjour à tous." "${TOK[@]}"
+FR=(--language fr --text "Bonjour à tous.")
+compare mtl-same same "$ROPE_SAME" "$VOCIS" tokens --model "$MTL" "${FR[@]}" "${TOK[@]}"
+compare mtl-other differs "$ROPE_OTHER" "$VOCIS" tokens --model "$MTL" "${FR[@]}" "${TOK[@]}"
 # Turbo / Nano (GPT-2 T3): the head count of each GPT-2 size
 compare turbo-same same "$(cfg gm_same '{"dims": {"t3_gpt2": {"configs": {"GPT2_medium": {"n_head": 2}}}}}')" \
     "$VOCIS" tokens --model "$TURBO" --text "$T" "${TOK[@]}"
@@ -42,18 +45,19 @@ compare nano-other differs "$(cfg gs_other '{"dims": {"t3_gpt2": {"configs": {"G
 # S3Gen (every Chatterbox family; here voice conversion on the English folder): 2 x 64 -> 4 x 32 decoder heads
 compare vc-same same "$(cfg flow_same '{"dims": {"flow": {"decoder": {"num_heads": 2}}}}')" \
     "$VOCIS" convert --model "$CB" "$DATA/chatterbox/golden/ref_24k.wav" "${SPK[@]}" --cfm-steps 2
-compare vc-other differs "$(cfg flow_other '{"dims": {"flow": {"decoder": {"num_heads": 4, "attention_head_dim": 32}}}}')" \
+FLOW_OTHER='{"dims": {"flow": {"decoder": {"num_heads": 4, "attention_head_dim": 32}}}}'
+compare vc-other differs "$(cfg flow_other "$FLOW_OTHER")" \
     "$VOCIS" convert --model "$CB" "$DATA/chatterbox/golden/ref_24k.wav" "${SPK[@]}" --cfm-steps 2
 # VibeVoice 1.5B / Realtime: keys of the folder's config.json
 VV_SAME=$(cfg vv_same '{"decoder_config": {"rope_theta": 1000000.0}}')
 VV_OTHER=$(cfg vv_other '{"decoder_config": {"rope_theta": 10.0}}')
-VVS=(--model "$VV/model" --script "$VV/inputs/script.txt" --voice "$VV/inputs/voice_0.wav" --voice "$VV/inputs/voice_1.wav"
-     --max-new-tokens 8 "${SPK[@]}")
+VVS=(--model "$VV/model" --script "$VV/inputs/script.txt" --voice "$VV/inputs/voice_0.wav"
+     --voice "$VV/inputs/voice_1.wav" --max-new-tokens 8 "${SPK[@]}")
 compare vibevoice-same same "$VV_SAME" "$VOCIS" speak "${VVS[@]}"
 compare vibevoice-other differs "$VV_OTHER" "$VOCIS" speak "${VVS[@]}"
 RTS=(--model "$VRT/model" --voice "$PRESET" --text "Hello there, friend." "${SPK[@]}")
-compare realtime-same same "$(cfg rt_same "{\"decoder_config\": {\"rope_theta\": $(sed -n 's/.*"rope_theta": *\([0-9.e+]*\).*/\1/p' "$VRT/model/config.json" | head -1)}}")" \
-    "$VOCIS" speak "${RTS[@]}"
+RT_THETA=$(sed -n 's/.*"rope_theta": *\([0-9.e+]*\).*/\1/p' "$VRT/model/config.json" | head -1)
+compare realtime-same same "$(cfg rt_same "{\"decoder_config\": {\"rope_theta\": $RT_THETA}}")" "$VOCIS" speak "${RTS[@]}"
 compare realtime-other differs "$VV_OTHER" "$VOCIS" speak "${RTS[@]}"
 
 # Unknown keys (a typo, or a copy of the tiny folder's own notes) and bad values: one line naming key and file

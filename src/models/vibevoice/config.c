@@ -349,7 +349,8 @@ static vocis_status merge_override(cJSON *base, const cJSON *over, const char *p
         char key[256];
         snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", it->string);
         cJSON *b = cJSON_GetObjectItemCaseSensitive(base, it->string);
-        if (!b) return vx_fail(err, VOCIS_E_FORMAT, "%s: unknown key '%s' (%s has no such field)", file, key, base_file);
+        if (!b)
+            return vx_fail(err, VOCIS_E_FORMAT, "%s: unknown key '%s' (%s has no such field)", file, key, base_file);
         if (cJSON_IsObject(it) && cJSON_IsObject(b)) {
             VX_TRY(merge_override(b, it, key, file, base_file, err));
             continue;
