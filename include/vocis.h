@@ -62,8 +62,10 @@ typedef struct vocis_model vocis_model;
  *                          memory and bandwidth), float32 activations and accumulation;
  *   VOCIS_PRECISION_Q8     transformer linears (T3, Qwen2, diffusion head) as int8 with a float
  *                          scale per 32 weights, everything else as in BF16 (~0.56x bf16's bytes);
- *   VOCIS_PRECISION_DEFAULT (0): the environment's VOCIS_PRECISION (exact|bf16|q8) when set, else EXACT
- *                          (bf16 is faster but not sample-identical: a seed then draws other tokens). */
+ *   VOCIS_PRECISION_DEFAULT (0): the environment's VOCIS_PRECISION (exact|bf16|q8|default) when set
+ *                          (another value is refused at open), else per part: the LM in EXACT (bf16 is
+ *                          faster but not sample-identical: a seed then draws other tokens), the S3Gen
+ *                          flow in BF16 on CPUs with AVX512_BF16, HiFT in EXACT. */
 enum {
     VOCIS_PRECISION_DEFAULT = 0,
     VOCIS_PRECISION_EXACT = 1,
@@ -98,6 +100,13 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
 void vocis_model_close(vocis_model *m);
 /* "chatterbox", "chatterbox-multilingual", "vibevoice", or "" for a handle that failed to open. */
 const char *vocis_model_kind(const vocis_model *m);
+/* Parts of a model for vocis_model_precision. */
+enum { VOCIS_PART_LM = 0, VOCIS_PART_FLOW = 1, VOCIS_PART_VOCODER = 2 };
+/* The precision (VOCIS_PRECISION_EXACT, _BF16 or _Q8) a part of the open model computes in, as
+ * resolved at open: VOCIS_PART_LM the language model (T3; for VibeVoice everything it runs),
+ * VOCIS_PART_FLOW Chatterbox's S3Gen flow, VOCIS_PART_VOCODER HiFT (under Q8 these two run in
+ * BF16, which is what is returned). 0 when the model has no such part. */
+int vocis_model_precision(const vocis_model *m, int part);
 const char *vocis_errmsg(const vocis_model *m);
 void vocis_model_set_threads(vocis_model *m, int threads);
 

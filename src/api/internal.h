@@ -86,7 +86,7 @@ void vx_api_seed_rng(vx_rng *rng, const vocis_t3_options *o);
 /* VibeVoice-Realtime (vocis_rt.c): detect (config.json model_type vibevoice_streaming), open,
  * close, voice presets, speak. */
 int vx_api_rt_detect(const char *dir);
-vocis_status vx_api_rt_open(vocis_model *m, const char *dir);
+vocis_status vx_api_rt_open(vocis_model *m, const char *dir, const char *config_path);
 void vx_api_rt_close(vocis_model *m);
 vocis_status vx_api_rt_voice_load(vocis_model *m, const char *path, vocis_voice **out);
 vocis_status vx_api_rt_voice_save(vocis_model *m, const vocis_voice *v, const char *path);

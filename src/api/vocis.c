@@ -78,7 +78,7 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
     m->precision = vx_precision_resolve(opts ? opts->precision : 0);
     m->precision_flow = vx_precision_resolve_part(opts ? opts->precision : 0, VX_PART_FLOW);
     m->precision_vocoder = vx_precision_resolve_part(opts ? opts->precision : 0, VX_PART_VOCODER);
-    if (vx_precision_check(m->precision, vx_api_err(m))) return vx_api_err(m)->code;
+    if (vx_precision_check(opts ? opts->precision : 0, vx_api_err(m))) return vx_api_err(m)->code;
     const int kv = opts ? opts->kv_cache : VOCIS_KV_DEFAULT;
     if (kv < VOCIS_KV_DEFAULT || kv > VOCIS_KV_BF16)
         return vx_fail(vx_api_err(m), VOCIS_E_ARG, "unknown KV-cache storage %d (VOCIS_KV_F32 or VOCIS_KV_BF16)", kv);
@@ -96,11 +96,13 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
         return vx_cb_config_load(&m->cfg, m->dir, opts ? opts->config_path : NULL, vx_api_err(m));
     }
     if (vx_api_file_exists(dir, "config.json") && vx_api_rt_detect(dir))
-        return kv == VOCIS_KV_BF16 ? kv_refused(m, "VibeVoice-Realtime") : vx_api_rt_open(m, dir);
+        return kv == VOCIS_KV_BF16 ? kv_refused(m, "VibeVoice-Realtime")
+                                   : vx_api_rt_open(m, dir, opts ? opts->config_path : NULL);
     if (vx_api_file_exists(dir, "config.json")) {
         m->vv = calloc(1, sizeof *m->vv);
         if (!m->vv) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
-        vocis_status st = vx_vv_model_load_prec(m->vv, dir, m->precision, vx_api_err(m));
+        vocis_status st =
+            vx_vv_model_load_prec(m->vv, dir, opts ? opts->config_path : NULL, m->precision, vx_api_err(m));
         if (st) {
             free(m->vv);
             m->vv = NULL;
@@ -135,6 +137,20 @@ void vocis_model_close(vocis_model *m) {
 
 const char *vocis_model_kind(const vocis_model *m) {
     return !m ? "" : m->turbo ? vx_api_turbo_kind(m) : m->vv ? "vibevoice" : m->rt ? "vibevoice-realtime" : m->has_t3 ? (m->mtl ? "chatterbox-multilingual" : "chatterbox") : m->is_vc ? "chatterbox-vc" : "";
+}
+
+int vocis_model_precision(const vocis_model *m, int part) {
+    if (!m) return 0;
+    const int lm = m->has_t3 || m->turbo || m->vv || m->rt, s3gen = m->has_t3 || m->turbo || m->is_vc;
+    /* the flow and HiFT have no transformer linears: q8 leaves them in bf16 (kernels/precision.h) */
+    const int flow = m->precision_flow == VX_PREC_Q8 ? VX_PREC_BF16 : m->precision_flow,
+              vocoder = m->precision_vocoder == VX_PREC_Q8 ? VX_PREC_BF16 : m->precision_vocoder;
+    switch (part) {
+    case VOCIS_PART_LM: return lm ? m->precision : 0;
+    case VOCIS_PART_FLOW: return s3gen ? flow : 0;
+    case VOCIS_PART_VOCODER: return s3gen ? vocoder : 0;
+    default: return 0;
+    }
 }
 
 /* One error context per thread (not per model): a failed call leaves its message for the

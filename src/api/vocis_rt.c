@@ -27,10 +27,10 @@ int vx_api_rt_detect(const char *dir) {
     return rt;
 }
 
-vocis_status vx_api_rt_open(vocis_model *m, const char *dir) {
+vocis_status vx_api_rt_open(vocis_model *m, const char *dir, const char *config_path) {
     m->rt = calloc(1, sizeof *m->rt);
     if (!m->rt) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
-    vocis_status st = vx_rt_model_load(m->rt, dir, 1, m->precision, vx_api_err(m));
+    vocis_status st = vx_rt_model_load(m->rt, dir, config_path, 1, m->precision, vx_api_err(m));
     if (st) {
         free(m->rt);
         m->rt = NULL;

@@ -412,12 +412,16 @@ class Model:
 
     # ---- text -------------------------------------------------------------------
 
-    def tokenize(self, text):
-        """The model's text token ids for text (start/stop tokens included)."""
+    def tokenize(self, text, language=None):
+        """The model's text token ids for text (start/stop tokens included).
+        language: Chatterbox-Multilingual's code (required there, e.g. "fr");
+        the other models take None, "" or "en"."""
         ids = ctypes.POINTER(ctypes.c_int32)()
         n = ctypes.c_size_t()
+        lang = _cstr(language, "language") if language is not None else None
         with self._call():
-            self._check(self._libh.vocis_tokenize(self._h, _cstr(text, "text"), ctypes.byref(ids), ctypes.byref(n)))
+            self._check(self._libh.vocis_tokenize_language(self._h, _cstr(text, "text"), lang, ctypes.byref(ids),
+                                                           ctypes.byref(n)))
         try:
             return [ids[i] for i in range(n.value)]
         finally:
@@ -478,7 +482,7 @@ class Model:
 
     def _speak_options(self, seed, knobs, fname):
         o = _lib.SpeakOptions()
-        self._libh.vocis_speak_options_default(ctypes.byref(o))
+        self._libh.vocis_speak_options_for_model(self._h, ctypes.byref(o))  # Realtime: its own CFG and steps
         o.t3.seed = _seed(seed)
         _apply_knobs(o, knobs, KNOBS, fname)
         return o

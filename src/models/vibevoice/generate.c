@@ -28,13 +28,14 @@ vocis_status vx_vv_latent_scalar(const vx_weights *w, const char *name, float *o
 }
 
 vocis_status vx_vv_model_load(vx_vv_model *m, const char *dir, vx_err *err) {
-    return vx_vv_model_load_prec(m, dir, VX_PREC_EXACT, err);
+    return vx_vv_model_load_prec(m, dir, NULL, VX_PREC_EXACT, err);
 }
 
-vocis_status vx_vv_model_load_prec(vx_vv_model *m, const char *dir, int precision, vx_err *err) {
+vocis_status vx_vv_model_load_prec(vx_vv_model *m, const char *dir, const char *config_path, int precision,
+                                   vx_err *err) {
     memset(m, 0, sizeof *m);
     vocis_status st = vx_precision_check(precision, err);
-    if (!st) st = vx_vv_config_load(dir, &m->cfg, err);
+    if (!st) st = vx_vv_config_load_override(dir, config_path, &m->cfg, err);
     if (!st && strcmp(m->cfg.model_type, "vibevoice") != 0)
         st = vx_fail(err, VOCIS_E_UNSUPPORTED, "%s: model_type '%s' is not supported yet (VibeVoice 1.5B / 7B are)",
                      m->cfg.path, m->cfg.model_type);

@@ -44,8 +44,10 @@ vocis_status vx_vv_latent_scalar(const vx_weights *w, const char *name, float *o
 /* Loads a release folder: config.json, preprocessor_config.json, the
  * (sharded) safetensors and tokenizer.json. */
 vocis_status vx_vv_model_load(vx_vv_model *m, const char *dir, vx_err *err);
-/* Same with a precision policy (kernels/precision.h; 0 = default); vx_vv_model_load is exact. */
-vocis_status vx_vv_model_load_prec(vx_vv_model *m, const char *dir, int precision, vx_err *err);
+/* Same with a precision policy (kernels/precision.h; 0 = default; vx_vv_model_load is exact) and
+ * an optional override of config.json's keys (config_path, vx_vv_config_load_override). */
+vocis_status vx_vv_model_load_prec(vx_vv_model *m, const char *dir, const char *config_path, int precision,
+                                   vx_err *err);
 void vx_vv_model_free(vx_vv_model *m);
 
 /* Processor inputs for a script ("Speaker N: ..." lines, prepared by
