@@ -91,18 +91,18 @@ static int set_value(const char *cmd, const cli_opt *o, const char *a, const cha
         if (!bad) *(uint64_t *)o->dest = (uint64_t)x;
         break;
     }
-    case CLI_FLOAT: {
-        float x = strtof(v, &end);
-        bad = !*v || *end || errno || !isfinite(x);
+    case CLI_FLOAT: { /* range-checked as written (0.01 is in [0.01, 5] though (float)0.01 < 0.01) */
+        double x = strtod(v, &end);
+        bad = !*v || *end || errno || !isfinite((float)x);
         num = x;
-        if (!bad) *(float *)o->dest = x;
+        if (!bad) *(float *)o->dest = (float)x;
         break;
     }
     default: break;
     }
     if (bad) return cli_error(cmd, "option %s: invalid value '%s'", a, v), 2;
     if (o->min <= o->max && (num < o->min || num > o->max))
-        return cli_error(cmd, "option %s: value %s out of range [%g, %g]", a, v, o->min, o->max), 2;
+        return cli_error(cmd, "option %s: value %s out of range [%.16g, %.16g]", a, v, o->min, o->max), 2;
     return 0;
 }
 
