@@ -25,6 +25,7 @@ warned() {
 # --opt=value, for every kind of option and command
 check eq-values "$VOCIS" speak --model="$M" --text="Hello world." --seed=7 --cfm-steps=10 --format=wav --out="$S/eq.wav" -q
 check eq-same-as-spaced bash -c '"$1" speak --model "$2" --text "Hello world." --seed 7 -q -o "$3" && cmp -s "$3" "$4"' _ "$VOCIS" "$M" "$S/sp.wav" "$S/eq.wav"
+check eq-voice-list bash -c '"$1" speak --model "$2" --voice="$2/conds.pt" --text "Hello world." --seed 7 -q -o "$3" && cmp -s "$3" "$4"' _ "$VOCIS" "$M" "$S/v.wav" "$S/eq.wav"
 check eq-dash-text "$VOCIS" speak --model "$M" --text=-dash --seed 1 -q -o "$S/dash.wav"
 check eq-convert "$VOCIS" convert --model="$M" "$DATA/chatterbox-vc/source.wav" --seed=1 --out="$S/conv.wav" -q
 check eq-voice "$VOCIS" voice create --from-conds="$M/conds.pt" --out="$S/eq.voice"
@@ -40,7 +41,7 @@ expect_error text-then-alias "option --text needs a value" "$VOCIS" speak --mode
 expect_error out-then-help "option --out needs a value" "$VOCIS" speak --model "$M" --text hi --out --help
 expect_error tokens-text-then-option "option --text needs a value" "$VOCIS" tokens --model "$M" --text --greedy
 no_file refused "$S/x.wav"
-check negative-value-kept "$VOCIS" speak --model "$M" --text "Hello world." --exaggeration -0.5 --seed 1 -q -o "$S/neg.wav"
+check dash-value-kept "$VOCIS" speak --model "$M" --text "-5 apples" --seed 1 -q -o "$S/neg.wav"
 
 # --text-file - and --script - read stdin
 printf 'Hello world.\n' >"$S/t.txt"
@@ -49,7 +50,7 @@ check text-file-stdin bash -c '"$1" speak --model "$2" --text-file - --seed 7 -q
 check script-stdin bash -c '"$1" speak --model "$2" --script=- --seed 7 -q -o "$3" <"$4" && cmp -s "$3" "$5"' _ "$VOCIS" "$M" "$S/script.wav" "$S/t.txt" "$S/file.wav"
 
 # progress in a log: plain lines every 100 T3 tokens, no carriage returns
-long=(--text "Hello world, this is a much longer sentence." --seed 1 --temperature 10 --min-p 0 --max-tokens 300)
+long=(--text "Hello world, this is a much longer sentence." --seed 1 --temperature 5 --min-p 0 --max-tokens 300) # 137 tokens
 "$VOCIS" speak --model "$M" "${long[@]}" -o "$S/long.wav" 2>"$S/speak.log" || fail "long speak"
 check speak-log-lines grep -qx "vocis speak: t3: 100 speech tokens" "$S/speak.log"
 check speak-log-few test "$(grep -c "t3:" "$S/speak.log")" -le 3
