@@ -12,10 +12,13 @@
 #include <unistd.h>
 
 /* Follows symlinks (also dangling ones: their target is created) to the path
- * that really gets written. malloc'd. */
-static vocis_status resolve_links(const char *path, char **out, vx_err *err) {
+ * that really gets written. malloc'd. *magic: a link went through /proc (as
+ * /dev/stdout does), whose targets are open files, not paths to replace. */
+static vocis_status resolve_links(const char *path, char **out, int *magic, vx_err *err) {
     char *cur = strdup(path);
+    *magic = 0;
     for (int hops = 0; cur && hops < 40; hops++) {
+        *magic |= !strncmp(cur, "/proc/", 6);
         struct stat st;
         char target[4096];
         ssize_t n;
@@ -70,15 +73,16 @@ vocis_status vx_outfile_open(vx_outfile *f, const char *path, vx_err *err) {
     memset(f, 0, sizeof *f);
     f->fd = -1;
     f->name = path;
-    VX_TRY(resolve_links(path, &f->path, err));
+    int magic;
+    VX_TRY(resolve_links(path, &f->path, &magic, err));
     struct stat st;
-    const int exists = stat(f->path, &st) == 0;
+    const int exists = stat(path, &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) {
         vx_outfile_abort(f);
         return vx_fail(err, VOCIS_E_IO, "%s: is a directory", path);
     }
-    if (exists && !S_ISREG(st.st_mode)) { /* device, FIFO, socket: write to it as a shell redirection does */
-        f->fd = open(f->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (exists && (!S_ISREG(st.st_mode) || magic)) { /* device, FIFO, socket, /dev/stdout: as a shell redirection */
+        f->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISREG(st.st_mode) ? O_TRUNC : 0));
     } else {
         f->fd = create_unique(f->path, &f->tmp);
         if (f->fd >= 0 && exists && fchmod(f->fd, st.st_mode & 07777) != 0) {

@@ -2,8 +2,9 @@
  * new one) is replaced atomically through a unique temporary in the same folder
  * (keeping the old file's permission bits; a new file gets 0666 & ~umask), a
  * symlink's target is written (the link stays a link), and a device, named
- * pipe or socket is written through (a reader of /dev/stdout or a FIFO gets the
- * bytes; /dev/null stays a device). */
+ * pipe or socket, or /dev/stdout (a link through /proc), is written through as
+ * a shell redirection does (a FIFO's reader gets the bytes; /dev/null stays a
+ * device). */
 #ifndef VX_OUTFILE_H
 #define VX_OUTFILE_H
 

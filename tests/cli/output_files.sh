@@ -37,6 +37,10 @@ wait $reader
 check fifo-still-fifo test -p "$S/pipe.wav"
 check fifo-reader-got-file cmp -s "$S/from_pipe.wav" "$S/ref.wav"
 
+# /dev/stdout (a link through /proc to a pipe, or to the redirected file) is written through
+check dev-stdout-pipe bash -c '"$@" -o /dev/stdout | cat >"'"$S"'/stdout_pipe.wav" && cmp -s "'"$S"'/stdout_pipe.wav" "'"$S"'/ref.wav"' _ "${speak[@]}"
+check dev-stdout-file bash -c '"$@" -o /dev/stdout >"'"$S"'/stdout_file.wav" && cmp -s "'"$S"'/stdout_file.wav" "'"$S"'/ref.wav"' _ "${speak[@]}"
+
 # symlinks: the target is written (relative, into another folder; dangling: created), the link stays
 mkdir -p "$S/sub"
 echo old >"$S/sub/target.wav"
