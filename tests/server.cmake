@@ -4,7 +4,8 @@ vocis_script_test(server_openai_npm server/openai_client.sh)
 vocis_script_test(server_webpage server/webpage.sh)
 vocis_script_test(server_scale_out server/scale_out.sh)
 vocis_script_test(server_soak server/soak.sh)
-set_tests_properties(server_api server_openai_npm server_webpage server_scale_out server_soak PROPERTIES LABELS "cli;server"
+vocis_script_test(server_http server/serve_http.sh)
+set_tests_properties(server_api server_openai_npm server_webpage server_scale_out server_soak server_http PROPERTIES LABELS "cli;server"
                      RUN_SERIAL ON)
 
 # libFuzzer target for the request parser / router (built like those of tests/io.cmake: VOCIS_FUZZ=ON, clang).
