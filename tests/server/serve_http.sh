@@ -17,7 +17,7 @@ KEY=k-123
 A=(-H "Authorization: Bearer $KEY")
 hdr() { grep -i "^$1:" "$SCRATCH/hdr" | tr -d '\r' | sed 's/^[^:]*: //'; }
 
-start_server --host localhost --model "$EN" --model "turbo=$TURBO" --model "rt=$RT" --voices "$SCRATCH/voices" \
+start_server --host localhost --model "$EN" --model "turbo=$TURBO" --model "rt=$RT" --model "vv=$DATA/vibevoice/model" --voices "$SCRATCH/voices" \
     --api-key "$KEY" --threads 2
 grep -q 'listening on http://localhost:' "$SCRATCH/server.log" && ok "--host localhost resolved and bound" \
     || bad "--host localhost: $(cat "$SCRATCH/server.log")"
@@ -62,7 +62,12 @@ grep -q '"model":"rt"' "$SCRATCH/body" && ok "201 names the model" || bad "201 b
 req "speech with the uploaded preset" 200 "" "${A[@]}" "$S" -d '{"model":"rt","voice":"ada","input":"Hello there.","response_format":"wav","seed":1}'
 req "the preset on Chatterbox" 400 "" "${A[@]}" "$S" -d '{"voice":"ada","input":"Hello there.","response_format":"wav"}'
 grep -q 'is a VibeVoice-Realtime voice file; Chatterbox takes' "$SCRATCH/body" && ok "says it is a Realtime voice" || bad "message: $(cat "$SCRATCH/body")"
-ls -a "$SCRATCH/voices" | grep -q 'tmp\|short\|rec\.\|junk' && bad "leftovers: $(ls -a "$SCRATCH/voices")" || ok "refused uploads leave nothing"
+req "VibeVoice upload of a non-audio file" 400 invalid_voice "${A[@]}" -F name=junk -F model=vv -F "file=@$EN/tokenizer.json" "$URL/v1/voices"
+grep -q 'not an audio file' "$SCRATCH/body" && ok "says it is not audio" || bad "message: $(cat "$SCRATCH/body")"
+req "VibeVoice upload of a voice file" 400 invalid_voice "${A[@]}" -F name=junk -F model=vv -F "file=@$DATA/chatterbox/golden/golden.voice" "$URL/v1/voices"
+req "VibeVoice upload of a recording" 201 "" "${A[@]}" -F name=vvrec -F model=vv -F "file=@$DATA/vibevoice/inputs/voice_0.wav" "$URL/v1/voices"
+[ -s "$SCRATCH/voices/vvrec.ref" ] && [ ! -e "$SCRATCH/voices/vvrec.voice" ] && ok "VibeVoice keeps the recording only" || bad "vvrec: $(ls "$SCRATCH/voices")"
+ls -a "$SCRATCH/voices" | grep -qE '\.tmp$|^(short|rec|junk)\.' && bad "leftovers: $(ls -a "$SCRATCH/voices")" || ok "refused uploads leave nothing"
 
 # ---- re-uploading a name: 409 unless overwrite=true
 req "upload bob for Turbo" 201 "" "${A[@]}" -F name=bob -F model=turbo -F "file=@$REF" "$URL/v1/voices"
