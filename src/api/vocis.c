@@ -296,6 +296,13 @@ static vocis_status check_voice_kind(vocis_model *m, const char *path, const cha
                    path, made_for, kind);
 }
 
+/* A voice handle cloned by another model handle (in this process) of the other recipe. */
+static vocis_status check_voice_handle(vocis_model *m, const vocis_voice *v) {
+    char what[300];
+    snprintf(what, sizeof what, "the voice%s%s%s", v->src.name[0] ? " (" : "", v->src.name, v->src.name[0] ? ")" : "");
+    return check_voice_kind(m, what, v->src.model_kind);
+}
+
 static vocis_status load_conds_file(vocis_model *m, const char *path, const vx_voice_file *vf, vocis_voice **out) {
     vx_err *err = vx_api_err(m);
     if (vf->kind == VX_VOICE_RT_PT || vf->kind == VX_VOICE_RT_FILE)
@@ -420,6 +427,7 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
         VX_TRY(vocis_voice_load(m, NULL, &own));
         voice = own;
     }
+    VX_TRY(check_voice_handle(m, voice));
     if (m->turbo) {
         vocis_status ts = vx_api_turbo_t3_generate(m, voice, text, &o, tokens, n);
         vocis_voice_free(own);
@@ -793,7 +801,8 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     vx_chunks chunks = {0};
     float *acc = NULL;
     size_t nacc = 0, emitted = 0;
-    vocis_status st = VOCIS_OK;
+    vocis_status st = check_voice_handle(m, voice);
+    if (st) goto done;
     if (!v->has_gen) {
         st = vx_fail(err, VOCIS_E_ARG, "the voice has no S3Gen reference (prompt_token, prompt_feat, embedding): "
                                        "it can drive T3 but not speak");
