@@ -22,7 +22,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     vocis_speak_options o;
-    vocis_speak_options_default(&o);
+    vocis_speak_options_for_model(m, &o); /* this model's defaults (VibeVoice-Realtime has its own) */
     if (argc > 4) o.t3.seed = strtoll(argv[4], NULL, 10); /* same audio as `vocis speak --seed N` */
 
     vocis_audio a;

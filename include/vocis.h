@@ -62,8 +62,10 @@ typedef struct vocis_model vocis_model;
  *                          memory and bandwidth), float32 activations and accumulation;
  *   VOCIS_PRECISION_Q8     transformer linears (T3, Qwen2, diffusion head) as int8 with a float
  *                          scale per 32 weights, everything else as in BF16 (~0.56x bf16's bytes);
- *   VOCIS_PRECISION_DEFAULT (0): the environment's VOCIS_PRECISION (exact|bf16|q8) when set, else EXACT
- *                          (bf16 is faster but not sample-identical: a seed then draws other tokens). */
+ *   VOCIS_PRECISION_DEFAULT (0): the environment's VOCIS_PRECISION (exact|bf16|q8|default) when set
+ *                          (another value is refused at open), else per part: the LM in EXACT (bf16 is
+ *                          faster but not sample-identical: a seed then draws other tokens), the S3Gen
+ *                          flow in BF16 on CPUs with AVX512_BF16, HiFT in EXACT. */
 enum {
     VOCIS_PRECISION_DEFAULT = 0,
     VOCIS_PRECISION_EXACT = 1,
@@ -98,6 +100,13 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
 void vocis_model_close(vocis_model *m);
 /* "chatterbox", "chatterbox-multilingual", "vibevoice", or "" for a handle that failed to open. */
 const char *vocis_model_kind(const vocis_model *m);
+/* Parts of a model for vocis_model_precision. */
+enum { VOCIS_PART_LM = 0, VOCIS_PART_FLOW = 1, VOCIS_PART_VOCODER = 2 };
+/* The precision (VOCIS_PRECISION_EXACT, _BF16 or _Q8) a part of the open model computes in, as
+ * resolved at open: VOCIS_PART_LM the language model (T3; for VibeVoice everything it runs),
+ * VOCIS_PART_FLOW Chatterbox's S3Gen flow, VOCIS_PART_VOCODER HiFT (under Q8 these two run in
+ * BF16, which is what is returned). 0 when the model has no such part. */
+int vocis_model_precision(const vocis_model *m, int part);
 const char *vocis_errmsg(const vocis_model *m);
 void vocis_model_set_threads(vocis_model *m, int threads);
 
@@ -192,6 +201,11 @@ typedef struct vocis_progress {
                           n_steps = audio samples generated so far at 24 kHz) */
     int chunk, n_chunks; /* long text is synthesised in chunks (0-based) */
     int step, n_steps;   /* t3: tokens so far / max; s3gen, hift: 0 at start, n_steps when done */
+    /* Totals of the whole call so far (every report carries them; the last one the final counts): */
+    int text_tokens;   /* model text tokens read: Chatterbox the T3 text ids of the chunks begun (start /
+                          stop included), VibeVoice the prompt's tokens without the voice placeholders,
+                          Realtime the text tokens encoded so far */
+    int speech_tokens; /* Chatterbox: T3 speech tokens drawn; VibeVoice: speech frames (133 ms) generated */
 } vocis_progress;
 
 /* VibeVoice knobs (upstream demo defaults). */
@@ -213,6 +227,10 @@ typedef struct vocis_speak_options {
     /* Called with audio as soon as it is final (once per chunk); return non-zero to cancel. */
     int (*on_audio)(void *user, const float *samples, size_t n, int sample_rate);
     void *user;
+    /* Called with each one-line advisory of vocis_speak / vocis_speak_script / vocis_stream_*
+     * (script lines joined or skipped, a voice cut to its first 600 s, characters the tokenizer
+     * cannot represent, labels removed, ...); NULL = silent. */
+    void (*on_warning)(void *user, const char *msg);
 } vocis_speak_options;
 
 void vocis_speak_options_default(vocis_speak_options *o);
@@ -232,12 +250,19 @@ typedef struct vocis_audio {
  * VibeVoice: the voice is a recording (vocis_voice_load of an audio file); a
  * text without "Speaker N:" lines is spoken as "Speaker 1: text"; a script
  * with several speakers needs vocis_speak_script. on_audio receives each
- * 133 ms frame as soon as it is decoded. */
+ * 133 ms frame as soon as it is decoded.
+ * Text that is empty or only whitespace is VOCIS_E_ARG ("text is empty"); a
+ * synthesis that produces no audio is an error (VOCIS_E_INVALID), never an
+ * empty success. */
 vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *text,
                          const vocis_speak_options *opts, vocis_audio *out);
 
 /* VibeVoice: a script of "Speaker N: text" lines with one voice per speaker,
  * in speaker order (voice i is "Speaker i+1" after upstream's renumbering).
+ * As upstream's demo, a line without a label continues the current turn;
+ * lines that cannot be used are skipped with a warning (opts->on_warning).
+ * Voices shorter than 0.5 s or silent are VOCIS_E_INVALID; each is read up
+ * to its first 600 s (a longer one is cut, with a warning).
  * With voices == NULL / n_voices == 0 the prompt has no voice section. */
 vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices, int n_voices, const char *script,
                                 const vocis_speak_options *opts, vocis_audio *out);
@@ -249,7 +274,9 @@ void vocis_audio_free(vocis_audio *a);
  * Realtime model). Text goes in as it arrives, in any pieces; a window of 5
  * text tokens runs (6 speech frames, 133 ms each, to opts.on_audio as soon as
  * decoded) once its tokens are final, so the audio equals that of the whole
- * text given at once. Errors are reported on the model handle. */
+ * text given at once. The model has one voice: a "Speaker N:" label at the
+ * start of a line is removed (one warning through opts->on_warning).
+ * Errors are reported on the model handle. */
 typedef struct vocis_stream vocis_stream;
 /* opts NULL: vocis_speak_options_for_model. t3.seed seeds the noise; vv.* are the knobs
  * (max_new_tokens 0 = upstream's cap, max_seconds > 0 stops early). */
@@ -303,7 +330,8 @@ vocis_status vocis_audio_save(vocis_model *m, const vocis_audio *a, const char *
  * cond_prompt_speech_tokens, emotion_adv, prompt_token, prompt_feat, embedding;
  * metadata: vocis_version, vocis_model_kind (the kind of the model that cloned it,
  * else of m) and, for a cloned voice, source file name,
- * source_seconds, source_sample_rate and exaggeration). */
+ * source_seconds (the recording's whole duration), used_seconds (the part
+ * cloned: at most the first minute), source_sample_rate and exaggeration). */
 vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *voice, const char *path);
 
 #ifdef __cplusplus

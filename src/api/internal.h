@@ -50,7 +50,8 @@ struct vocis_model {
 /* Where a voice came from (saved as metadata of a voice file). */
 typedef struct voice_source {
     char name[256];      /* file name of the recording, "" if not cloned */
-    double seconds;      /* its duration (of what was read) */
+    double seconds;      /* the recording's whole duration */
+    double used_seconds; /* the part cloned (at most the first minute) */
     int sample_rate;     /* its rate */
     char warning[256];   /* advisory, "" when none */
     char model_kind[32]; /* vocis_model_kind of the model that cloned it (voice file metadata vocis_model_kind), "" if unknown */
@@ -107,7 +108,7 @@ void vx_api_seed_rng(vx_rng *rng, const vocis_t3_options *o);
 /* VibeVoice-Realtime (vocis_rt.c): detect (config.json model_type vibevoice_streaming), open,
  * close, voice presets, speak. */
 int vx_api_rt_detect(const char *dir);
-vocis_status vx_api_rt_open(vocis_model *m, const char *dir);
+vocis_status vx_api_rt_open(vocis_model *m, const char *dir, const char *config_path);
 void vx_api_rt_close(vocis_model *m);
 vocis_status vx_api_rt_voice_load(vocis_model *m, const char *path, vocis_voice **out);
 vocis_status vx_api_rt_voice_save(vocis_model *m, const vocis_voice *v, const char *path);
@@ -127,7 +128,8 @@ vocis_status vx_api_turbo_speak_chunk(vocis_model *m, const vx_cb_conds *v, cons
 /* Chatterbox-Multilingual (vocis_mtl.c): opens the folder (T3, tokenizer, Cangjie table); the text front end;
  * the post-processing of T3's tokens (in place, returns the count) and the cut of the waveform. */
 vocis_status vx_api_mtl_open(vocis_model *m, const vocis_open_options *o);
-vocis_status vx_api_mtl_tokenize(vocis_model *m, const char *text, const char *language, int32_t **ids, size_t *n);
+vocis_status vx_api_mtl_tokenize(vocis_model *m, const char *text, const char *language, int32_t **ids, size_t *n,
+                                 vx_tok_unknown *unknown);
 int vx_api_mtl_clean_tokens(vocis_model *m, int32_t *tokens, int n);
 int64_t vx_api_mtl_keep_samples(int n_tokens, int64_t n_samples);
 /* T3 generation through the model's shared batch (t3_engine.c): concurrent callers'
@@ -135,6 +137,10 @@ int64_t vx_api_mtl_keep_samples(int n_tokens, int64_t n_samples);
 vocis_status vx_api_t3_generate(vocis_model *m, const vx_t3_cond *c, const int32_t *ids, int n_ids,
                                 const vx_t3_sampling *s, vx_rng *rng, int32_t **tokens, int *n_tokens, vx_err *err);
 void vx_api_t3_engine_free(vocis_model *m);
+/* o->on_warning(o->user, message) when set (one-line advisories of speak / stream calls). */
+void vx_api_warn(const vocis_speak_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A warn callback (vx_vv_warn_fn shape) whose user is the const vocis_speak_options *. */
+void vx_api_warn_cb(void *opts, const char *msg);
 /* vocis_speak for a VibeVoice model (vocis_vv.c). */
 vocis_status vx_api_vv_speak(vocis_model *m, const vocis_voice *voice, const char *text,
                              const vocis_speak_options *opts, vocis_audio *out);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "text/chatterbox_text.h"
 #include "text/sentences.h"
 #include "text/tokenizer.h"
+#include "text/unicode.h"
 #include "models/chatterbox/turbo.h"
 
 #include "api/internal.h"
@@ -78,7 +80,7 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
     m->precision = vx_precision_resolve(opts ? opts->precision : 0);
     m->precision_flow = vx_precision_resolve_part(opts ? opts->precision : 0, VX_PART_FLOW);
     m->precision_vocoder = vx_precision_resolve_part(opts ? opts->precision : 0, VX_PART_VOCODER);
-    if (vx_precision_check(m->precision, vx_api_err(m))) return vx_api_err(m)->code;
+    if (vx_precision_check(opts ? opts->precision : 0, vx_api_err(m))) return vx_api_err(m)->code;
     const int kv = opts ? opts->kv_cache : VOCIS_KV_DEFAULT;
     if (kv < VOCIS_KV_DEFAULT || kv > VOCIS_KV_BF16)
         return vx_fail(vx_api_err(m), VOCIS_E_ARG, "unknown KV-cache storage %d (VOCIS_KV_F32 or VOCIS_KV_BF16)", kv);
@@ -96,11 +98,13 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
         return vx_cb_config_load(&m->cfg, m->dir, opts ? opts->config_path : NULL, vx_api_err(m));
     }
     if (vx_api_file_exists(dir, "config.json") && vx_api_rt_detect(dir))
-        return kv == VOCIS_KV_BF16 ? kv_refused(m, "VibeVoice-Realtime") : vx_api_rt_open(m, dir);
+        return kv == VOCIS_KV_BF16 ? kv_refused(m, "VibeVoice-Realtime")
+                                   : vx_api_rt_open(m, dir, opts ? opts->config_path : NULL);
     if (vx_api_file_exists(dir, "config.json")) {
         m->vv = calloc(1, sizeof *m->vv);
         if (!m->vv) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
-        vocis_status st = vx_vv_model_load_prec(m->vv, dir, m->precision, vx_api_err(m));
+        vocis_status st =
+            vx_vv_model_load_prec(m->vv, dir, opts ? opts->config_path : NULL, m->precision, vx_api_err(m));
         if (st) {
             free(m->vv);
             m->vv = NULL;
@@ -137,6 +141,20 @@ const char *vocis_model_kind(const vocis_model *m) {
     return !m ? "" : m->turbo ? vx_api_turbo_kind(m) : m->vv ? "vibevoice" : m->rt ? "vibevoice-realtime" : m->has_t3 ? (m->mtl ? "chatterbox-multilingual" : "chatterbox") : m->is_vc ? "chatterbox-vc" : "";
 }
 
+int vocis_model_precision(const vocis_model *m, int part) {
+    if (!m) return 0;
+    const int lm = m->has_t3 || m->turbo || m->vv || m->rt, s3gen = m->has_t3 || m->turbo || m->is_vc;
+    /* the flow and HiFT have no transformer linears: q8 leaves them in bf16 (kernels/precision.h) */
+    const int flow = m->precision_flow == VX_PREC_Q8 ? VX_PREC_BF16 : m->precision_flow,
+              vocoder = m->precision_vocoder == VX_PREC_Q8 ? VX_PREC_BF16 : m->precision_vocoder;
+    switch (part) {
+    case VOCIS_PART_LM: return lm ? m->precision : 0;
+    case VOCIS_PART_FLOW: return s3gen ? flow : 0;
+    case VOCIS_PART_VOCODER: return s3gen ? vocoder : 0;
+    default: return 0;
+    }
+}
+
 /* One error context per thread (not per model): a failed call leaves its message for the
  * same thread's vocis_errmsg, whatever other threads do with the model meanwhile. */
 static _Thread_local vx_err thread_err;
@@ -163,19 +181,33 @@ vocis_status vocis_tokenize(vocis_model *m, const char *text, int32_t **ids, siz
     return vocis_tokenize_language(m, text, NULL, ids, n);
 }
 
-vocis_status vocis_tokenize_language(vocis_model *m, const char *text, const char *language, int32_t **ids,
-                                     size_t *n) {
+/* Refuses text with nothing to say (empty or only whitespace), for tokenize and speak alike. */
+static vocis_status check_text(vocis_model *m, const char *text) {
+    if (!text) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no text given");
+    if (vx_utf8_blank(text, strlen(text))) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "text is empty");
+    return VOCIS_OK;
+}
+
+/* vocis_tokenize_language; unknown (may be NULL) collects the characters the vocabulary lacks. */
+static vocis_status tokenize(vocis_model *m, const char *text, const char *language, int32_t **ids, size_t *n,
+                             vx_tok_unknown *unknown) {
     *ids = NULL;
     *n = 0;
-    vx_err_clear(vx_api_err(m));
     if (!m->tok) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "model has no tokenizer loaded");
-    if (m->mtl) return vx_api_mtl_tokenize(m, text, language, ids, n); /* language tag and steps, start/stop */
+    VX_TRY(check_text(m, text));
+    if (m->mtl) return vx_api_mtl_tokenize(m, text, language, ids, n, unknown); /* language tag and steps, start/stop */
     if (vocis_check_language(m, language)) return vx_api_err(m)->code;
-    if (m->turbo) return vx_api_turbo_tokenize(m, text, ids, n); /* GPT-2 ids, no start/stop */
+    if (m->turbo) return vx_api_turbo_tokenize(m, text, ids, n); /* GPT-2 byte-level ids (no unknowns), no start/stop */
     int32_t *raw;
     size_t nraw;
-    VX_TRY(vx_cb_text_to_ids(m->tok, text, &raw, &nraw, vx_api_err(m)));
+    VX_TRY(vx_cb_text_to_ids(m->tok, text, &raw, &nraw, unknown, vx_api_err(m)));
     return vx_api_pad_text_ids(m, raw, nraw, ids, n);
+}
+
+vocis_status vocis_tokenize_language(vocis_model *m, const char *text, const char *language, int32_t **ids,
+                                     size_t *n) {
+    vx_err_clear(vx_api_err(m));
+    return tokenize(m, text, language, ids, n, NULL);
 }
 
 vocis_status vx_api_pad_text_ids(vocis_model *m, int32_t *raw, size_t nraw, int32_t **ids, size_t *n) {
@@ -414,10 +446,7 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
     *n = 0;
     vx_err_clear(vx_api_err(m));
     if (!m->has_t3 && !m->turbo) return vx_fail(vx_api_err(m), VOCIS_E_UNSUPPORTED, "this model has no T3 stage");
-    if (!text) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no text given");
-    const char *c0 = text;
-    while (*c0 == ' ' || *c0 == '\t' || *c0 == '\n' || *c0 == '\r' || *c0 == '\v' || *c0 == '\f') c0++;
-    if (!*c0) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "text is empty");
+    VX_TRY(check_text(m, text));
     vocis_t3_options o;
     if (opts) o = *opts;
     else vocis_t3_options_default(&o);
@@ -455,7 +484,7 @@ vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *v, const char *
     vx_err_clear(vx_api_err(m));
     if (!v || !path) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no voice or path given");
     if (v->rt_preset) return vx_api_rt_voice_save(m, v, path);
-    char secs[64], rate[32], ex[64];
+    char secs[64], used[64], rate[32], ex[64];
     const char *meta[16];
     int k = 0;
     meta[k++] = "vocis_version";
@@ -467,12 +496,15 @@ vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *v, const char *
     }
     if (v->src.name[0]) {
         snprintf(secs, sizeof secs, "%.3f", v->src.seconds);
+        snprintf(used, sizeof used, "%.3f", v->src.used_seconds);
         snprintf(rate, sizeof rate, "%d", v->src.sample_rate);
         snprintf(ex, sizeof ex, "%g", (double)v->conds.emotion_adv.data[0]);
         meta[k++] = "source";
         meta[k++] = v->src.name;
         meta[k++] = "source_seconds";
         meta[k++] = secs;
+        meta[k++] = "used_seconds";
+        meta[k++] = used;
         meta[k++] = "source_sample_rate";
         meta[k++] = rate;
         meta[k++] = "exaggeration";
@@ -591,7 +623,9 @@ vocis_status vocis_voice_clone(vocis_model *m, const char *audio_path, const voc
     VX_TRY(vx_audio_read_head(audio_path, VX_CLONE_SR, VX_CLONE_MAX_SECONDS, &wav, &n, &info, vx_api_err(m)));
     voice_source src = {0};
     snprintf(src.name, sizeof src.name, "%s", base_name(audio_path));
-    src.seconds = (double)n / VX_CLONE_SR;
+    src.used_seconds = (double)n / VX_CLONE_SR;
+    src.seconds = info.truncated && info.file_frames > 0 ? (double)info.file_frames / info.sample_rate
+                                                         : src.used_seconds;
     src.sample_rate = info.sample_rate;
     st = clone_24k(m, wav, n, &src, o.exaggeration, out);
     free(wav);
@@ -639,7 +673,7 @@ vocis_status vocis_voice_clone_samples(vocis_model *m, const float *samples, siz
     for (size_t i = 0; i < n; i++)
         if (!isfinite(samples[i])) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "sample %zu is not finite", i);
     /* as vocis_voice_clone: at most the first minute (+ 1 s of resampler look-ahead) */
-    const size_t cap = (size_t)((VX_CLONE_MAX_SECONDS + 1.0) * sample_rate);
+    const size_t cap = (size_t)((VX_CLONE_MAX_SECONDS + 1.0) * sample_rate), n_given = n;
     const int truncated = n > cap;
     if (truncated) n = cap;
     float *wav = NULL;
@@ -648,7 +682,8 @@ vocis_status vocis_voice_clone_samples(vocis_model *m, const float *samples, siz
     if (truncated && n24 > (int64_t)(VX_CLONE_MAX_SECONDS * VX_CLONE_SR)) n24 = (int64_t)(VX_CLONE_MAX_SECONDS * VX_CLONE_SR);
     voice_source src = {0};
     snprintf(src.name, sizeof src.name, "(samples)");
-    src.seconds = (double)n24 / VX_CLONE_SR;
+    src.seconds = (double)n_given / sample_rate;
+    src.used_seconds = (double)n24 / VX_CLONE_SR;
     src.sample_rate = sample_rate;
     vocis_status st = clone_24k(m, wav, n24, &src, o.exaggeration, out);
     free(wav);
@@ -667,6 +702,18 @@ void vocis_speak_options_default(vocis_speak_options *o) {
     o->max_chunk_chars = 300;
     o->crossfade_ms = 40.0f;
 }
+
+void vx_api_warn(const vocis_speak_options *o, const char *fmt, ...) {
+    if (!o || !o->on_warning) return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    o->on_warning(o->user, msg);
+}
+
+void vx_api_warn_cb(void *opts, const char *msg) { vx_api_warn(opts, "%s", msg); }
 
 void vocis_audio_free(vocis_audio *a) {
     if (!a) return;
@@ -705,7 +752,21 @@ typedef struct speak_ctx {
     vocis_model *m;
     const vocis_speak_options *o;
     vocis_progress p;
+    int speech_before; /* speech tokens of the chunks before this one */
+    vx_tok_unknown unknown; /* over all chunks; warned about as they appear */
 } speak_ctx;
+
+/* Tokenizes a chunk, warning about characters that the vocabulary lacks (new ones only). */
+static vocis_status tokenize_chunk(speak_ctx *c, const char *text, int32_t **ids, size_t *n) {
+    const int before = c->unknown.n;
+    VX_TRY(tokenize(c->m, text, c->o->t3.language, ids, n, &c->unknown));
+    if (c->unknown.n > before && before < VX_TOK_UNKNOWN_KEEP) {
+        char msg[512];
+        vx_tok_unknown_message(c->m->tok, &c->unknown, before, msg, sizeof msg);
+        vx_api_warn(c->o, "%s", msg);
+    }
+    return VOCIS_OK;
+}
 
 static int report(speak_ctx *c, const char *stage, int step, int n_steps) {
     if (!c->o->on_progress) return 0;
@@ -718,6 +779,7 @@ static int report(speak_ctx *c, const char *stage, int step, int n_steps) {
 static int on_t3_token(void *user, int step, int32_t tok) {
     speak_ctx *c = user;
     (void)tok;
+    c->p.speech_tokens = c->speech_before + step + 1;
     return report(c, "t3", step + 1, c->o->t3.max_new_tokens);
 }
 
@@ -727,9 +789,16 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
     vocis_model *m = c->m;
     vx_err *err = vx_api_err(m);
     const vocis_t3_options *o = &c->o->t3;
-    if (m->turbo) /* one MeanFlow pass: 2 steps unless --cfm-steps asks for another count than the English 10 */
+    c->speech_before = c->p.speech_tokens;
+    if (m->turbo) { /* one MeanFlow pass: 2 steps unless --cfm-steps asks for another count than the English 10 */
+        int32_t *ids; /* counted here: the chunk's T3 progress reports are its last */
+        size_t nids;
+        VX_TRY(vx_api_turbo_tokenize(m, text, &ids, &nids));
+        free(ids);
+        c->p.text_tokens += (int)nids;
         return vx_api_turbo_speak_chunk(m, v, text, o, c->o->cfm_steps == 10 ? 2 : c->o->cfm_steps, on_t3_token, c,
                                         rng, wav, nwav);
+    }
     int32_t *ids = NULL, *toks = NULL;
     size_t nids = 0;
     int nt = 0;
@@ -739,8 +808,9 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
     vx_t3_cond cond;
     vx_t3_sampling s = t3_sampling_of(o, on_t3_token, c);
     vocis_status st = t3_cond_of(m, v, o->exaggeration, &cond);
-    if (st == VOCIS_OK) st = vocis_tokenize_language(m, text, o->language, &ids, &nids);
+    if (st == VOCIS_OK) st = tokenize_chunk(c, text, &ids, &nids);
     if (st) goto done;
+    c->p.text_tokens += (int)nids;
     if ((st = vx_api_t3_generate(m, &cond, ids, (int)nids, &s, rng, &toks, &nt, err))) goto done;
     nt = m->mtl ? vx_api_mtl_clean_tokens(m, toks, nt) : vx_t3_clean_tokens(&m->t3, toks, nt);
     if (nt == 0) {
@@ -781,10 +851,11 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     memset(out, 0, sizeof *out);
     vx_err_clear(vx_api_err(m));
     vx_err *err = vx_api_err(m);
-    if (m->vv && text) return vx_api_vv_speak(m, voice, text, opts, out);
+    if (!m->vv && !m->rt && !m->has_t3 && !m->turbo)
+        return vx_fail(err, VOCIS_E_UNSUPPORTED, "this model cannot speak (no Chatterbox T3)");
+    VX_TRY(check_text(m, text));
+    if (m->vv) return vx_api_vv_speak(m, voice, text, opts, out);
     if (m->rt) return vx_api_rt_speak(m, voice, text, opts, out);
-    if (!m->has_t3 && !m->turbo) return vx_fail(err, VOCIS_E_UNSUPPORTED, "this model cannot speak (no Chatterbox T3)");
-    if (!text) return vx_fail(err, VOCIS_E_ARG, "no text given");
     vocis_speak_options o;
     if (opts) o = *opts;
     else vocis_speak_options_default(&o);
@@ -815,7 +886,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     }
     vx_rng rng;
     vx_api_seed_rng(&rng, &o.t3);
-    speak_ctx c = {m, &o, {NULL, 0, chunks.n, 0, 0}};
+    speak_ctx c = {.m = m, .o = &o, .p = {.n_chunks = chunks.n}};
     const size_t xfade = (size_t)(o.crossfade_ms * 1e-3f * VX_HIFT_SR);
     for (int k = 0; k < chunks.n; k++) {
         c.p.chunk = k;
@@ -849,6 +920,10 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
             }
             emitted = final;
         }
+    }
+    if (nacc == 0) {
+        st = vx_fail(err, VOCIS_E_INVALID, "the synthesis produced no audio (try another seed or a longer text)");
+        goto done;
     }
     out->samples = acc;
     out->n = nacc;

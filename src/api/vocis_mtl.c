@@ -37,7 +37,7 @@ vocis_status vx_api_mtl_open(vocis_model *m, const vocis_open_options *o) {
 
 static vocis_status need_language(vocis_model *m, const char *language) {
     if (!language || !*language)
-        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "Chatterbox-Multilingual needs a language (--language): one of %s",
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "Chatterbox-Multilingual needs a language: one of %s",
                        vx_mtl_language_list());
     if (vx_mtl_language_index(language) < 0)
         return vx_fail(vx_api_err(m), VOCIS_E_ARG, "unsupported language '%.32s' (supported: %s)", language,
@@ -45,11 +45,12 @@ static vocis_status need_language(vocis_model *m, const char *language) {
     return VOCIS_OK;
 }
 
-vocis_status vx_api_mtl_tokenize(vocis_model *m, const char *text, const char *language, int32_t **ids, size_t *n) {
+vocis_status vx_api_mtl_tokenize(vocis_model *m, const char *text, const char *language, int32_t **ids, size_t *n,
+                                 vx_tok_unknown *unknown) {
     VX_TRY(need_language(m, language));
     int32_t *raw = NULL;
     size_t nraw = 0;
-    VX_TRY(vx_mtl_text_to_ids(m->mtl, m->tok, text, language, &raw, &nraw, vx_api_err(m)));
+    VX_TRY(vx_mtl_text_to_ids(m->mtl, m->tok, text, language, &raw, &nraw, unknown, vx_api_err(m)));
     /* generate(): F.pad with start_text_token / stop_text_token */
     return vx_api_pad_text_ids(m, raw, nraw, ids, n);
 }

@@ -27,10 +27,10 @@ int vx_api_rt_detect(const char *dir) {
     return rt;
 }
 
-vocis_status vx_api_rt_open(vocis_model *m, const char *dir) {
+vocis_status vx_api_rt_open(vocis_model *m, const char *dir, const char *config_path) {
     m->rt = calloc(1, sizeof *m->rt);
     if (!m->rt) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
-    vocis_status st = vx_rt_model_load(m->rt, dir, 1, m->precision, vx_api_err(m));
+    vocis_status st = vx_rt_model_load(m->rt, dir, config_path, 1, m->precision, vx_api_err(m));
     if (st) {
         free(m->rt);
         m->rt = NULL;
@@ -115,7 +115,60 @@ struct vocis_stream {
     vocis_progress p;
     int64_t frames;
     int64_t max_samples, kept;
+    /* "Speaker N:" at a line start is removed (the model has one voice): a line's first bytes
+     * wait in head until they are known not to be a label */
+    char head[64];
+    size_t nhead;
+    int in_line;    /* the current line is past its start */
+    int skip_space; /* a label was just removed: drop the spaces after it */
+    int line, labels;
 };
+
+/* text[0..len) with the labels removed into out (room for len + sizeof head); final: the text ends. */
+static size_t strip_labels(vocis_stream *s, const char *text, size_t len, int final, char *out) {
+    size_t n = 0;
+    for (size_t i = 0; i < len || (final && s->nhead); i++) {
+        if (i < len) {
+            const char ch = text[i];
+            if (s->skip_space && (ch == ' ' || ch == '\t')) continue;
+            s->skip_space = 0;
+            if (s->in_line) {
+                out[n++] = ch;
+                if (ch == '\n') s->in_line = 0, s->line++;
+                continue;
+            }
+            s->head[s->nhead++] = ch;
+        }
+        size_t end = 0;
+        const int r = vx_vv_label_at(s->head, s->nhead, &end);
+        if (r < 0 && i < len && s->nhead < sizeof s->head) continue;
+        if (r == 1) {
+            if (!s->labels++)
+                vx_api_warn(&s->o, "VibeVoice-Realtime speaks with one voice: 'Speaker N:' labels are removed, not "
+                                   "read aloud (the first on line %d: '%.*s')",
+                            s->line, (int)s->nhead, s->head);
+            s->skip_space = 1;
+            s->in_line = 1;
+        } else {
+            memcpy(out + n, s->head, s->nhead);
+            n += s->nhead;
+            if (s->head[s->nhead - 1] == '\n') s->line++;
+            else s->in_line = 1;
+        }
+        s->nhead = 0;
+    }
+    return n;
+}
+
+/* Pushes text[0..len) without its labels. */
+static vocis_status push_text(vocis_stream *s, const char *text, size_t len, int final) {
+    char *buf = malloc(len + sizeof s->head);
+    if (!buf) return vx_fail(vx_api_err(s->m), VOCIS_E_NOMEM, "out of memory");
+    const size_t n = strip_labels(s, text, len, final, buf);
+    vocis_status st = n ? vx_rt_session_push(s->s, buf, n, vx_api_err(s->m)) : VOCIS_OK;
+    free(buf);
+    return st;
+}
 
 static int rt_on_audio(void *user, const float *pcm, int64_t n) {
     vocis_stream *st = user;
@@ -124,6 +177,10 @@ static int rt_on_audio(void *user, const float *pcm, int64_t n) {
     st->p.stage = "vibevoice";
     st->p.step = (int)st->frames;
     st->p.n_steps = (int)st->kept;
+    vx_rt_stats rs;
+    vx_rt_session_stats(st->s, &rs);
+    st->p.text_tokens = (int)rs.text_tokens;
+    st->p.speech_tokens = (int)st->frames;
     if (st->o.on_progress && st->o.on_progress(st->o.user, &st->p)) return 1;
     return st->o.on_audio ? st->o.on_audio(st->o.user, pcm, (size_t)n, 24000) : 0;
 }
@@ -166,6 +223,7 @@ vocis_status vocis_stream_open(vocis_model *m, const vocis_voice *voice, const v
     g.user = s;
     g.nthreads = m->threads;
     s->p.n_chunks = 1;
+    s->line = 1;
     if ((st = vx_rt_session_new(m->rt, voice->rt_preset, &g, &s->s, err))) {
         free(s);
         return st;
@@ -177,13 +235,18 @@ vocis_status vocis_stream_open(vocis_model *m, const vocis_voice *voice, const v
 vocis_status vocis_stream_push(vocis_stream *s, const char *text, size_t len) {
     vx_err_clear(vx_api_err(s->m));
     if (!text && len) return vx_fail(vx_api_err(s->m), VOCIS_E_ARG, "no text given");
-    return vx_rt_session_push(s->s, text, len, vx_api_err(s->m));
+    return push_text(s, text, len, 0);
 }
 
 vocis_status vocis_stream_finish(vocis_stream *s, vocis_audio *out) {
     vx_err_clear(vx_api_err(s->m));
     if (out) memset(out, 0, sizeof *out);
+    VX_TRY(push_text(s, NULL, 0, 1));
     VX_TRY(vx_rt_session_finish(s->s, vx_api_err(s->m)));
+    if (s->kept == 0)
+        return vx_fail(vx_api_err(s->m), VOCIS_E_INVALID,
+                       "VibeVoice-Realtime produced no audio: the model ended the speech before its first frame "
+                       "(try another seed or more text)");
     if (out) {
         int64_t n;
         out->samples = vx_rt_session_take_audio(s->s, &n);

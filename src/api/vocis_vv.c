@@ -3,13 +3,13 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "api/internal.h"
 
 typedef struct vv_ctx {
     const vocis_speak_options *o;
     vocis_progress p;
+    int32_t frame_token; /* the speech-diffusion token: one frame each */
 } vv_ctx;
 
 static int vv_on_audio(void *user, const float *pcm, int64_t n) {
@@ -20,31 +20,11 @@ static int vv_on_audio(void *user, const float *pcm, int64_t n) {
 
 static int vv_on_token(void *user, int64_t step, int32_t tok) {
     vv_ctx *c = user;
-    (void)tok;
+    c->p.speech_tokens += tok == c->frame_token;
     if (!c->o->on_progress) return 0;
     c->p.stage = "vibevoice";
     c->p.step = (int)step + 1;
     return c->o->on_progress(c->o->user, &c->p);
-}
-
-static void vv_warn(void *user, const char *msg) {
-    (void)user;
-    (void)msg; /* script lines that are not "Speaker N:" are dropped, as upstream does */
-}
-
-/* "Speaker N:" at the start of some line? */
-static int has_speaker_lines(const char *t) {
-    for (const char *l = t; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-        while (*l == ' ' || *l == '\t') l++;
-        if (strncasecmp(l, "speaker", 7) != 0) continue;
-        const char *q = l + 7;
-        while (*q == ' ' || *q == '\t') q++;
-        if (*q < '0' || *q > '9') continue;
-        while (*q >= '0' && *q <= '9') q++;
-        while (*q == ' ' || *q == '\t') q++;
-        if (*q == ':') return 1;
-    }
-    return 0;
 }
 
 vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices, int n_voices, const char *script,
@@ -54,7 +34,8 @@ vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices
     vx_err *err = vx_api_err(m);
     if (!m->vv) return vx_fail(err, VOCIS_E_UNSUPPORTED, "vocis_speak_script needs a VibeVoice model");
     if (!script) return vx_fail(err, VOCIS_E_ARG, "no script given");
-    if (n_voices < 0 || n_voices > 64) return vx_fail(err, VOCIS_E_ARG, "%d voices (at most 64)", n_voices);
+    if (n_voices < 0 || n_voices > 64)
+        return vx_fail(err, VOCIS_E_ARG, "%d voices were given; at most 64 are supported", n_voices);
     vocis_speak_options o;
     if (opts) o = *opts;
     else vocis_speak_options_default(&o);
@@ -71,10 +52,11 @@ vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices
         paths[i] = voices[i]->audio_path;
     }
     vx_vv_inputs in = {0};
-    VX_TRY(vx_vv_prepare(m->vv, script, strlen(script), paths, n_voices, vv_warn, NULL, &in, err));
+    VX_TRY(vx_vv_prepare(m->vv, script, strlen(script), paths, n_voices, vx_api_warn_cb, &o, &in, err));
     vx_rng rng;
     vx_api_seed_rng(&rng, &o.t3);
-    vv_ctx c = {&o, {NULL, 0, 1, 0, 0}};
+    vv_ctx c = {&o, {NULL, 0, 1, 0, 0, 0, 0}, m->vv->proc.speech_diffusion_id};
+    for (int64_t i = 0; i < in.n_tokens; i++) c.p.text_tokens += !in.speech_input_mask[i];
     vx_vv_gen_opts g;
     vx_vv_gen_opts_default(&g);
     g.cfg_scale = o.vv.cfg_scale;
@@ -91,6 +73,12 @@ vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices
     vocis_status st = vx_vv_generate(m->vv, &in, &g, &audio, &n, NULL, NULL, err);
     vx_vv_inputs_free(&in);
     if (st) return st;
+    if (n == 0) {
+        free(audio);
+        return vx_fail(err, VOCIS_E_INVALID,
+                       "VibeVoice produced no audio: the model ended the speech before its first frame (try "
+                       "another seed, longer or clearer voice recordings, or more text)");
+    }
     out->samples = audio;
     out->n = (size_t)n;
     out->sample_rate = 24000;
@@ -102,7 +90,8 @@ vocis_status vx_api_vv_speak(vocis_model *m, const vocis_voice *voice, const cha
     const char *q = text;
     while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
     if (!*q) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "text is empty");
-    if (has_speaker_lines(text)) return vocis_speak_script(m, voice ? &voice : NULL, voice ? 1 : 0, text, opts, out);
+    if (vx_vv_script_has_labels(text, strlen(text)))
+        return vocis_speak_script(m, voice ? &voice : NULL, voice ? 1 : 0, text, opts, out);
     /* plain text: one line for Speaker 1 */
     size_t len = strlen(text);
     char *s = malloc(len + 16);

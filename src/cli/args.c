@@ -88,11 +88,11 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, int nopts, const char 
             if (!bad) *(uint64_t *)o->dest = (uint64_t)x;
             break;
         }
-        case CLI_FLOAT: {
-            float x = strtof(v, &end);
-            bad = !*v || *end || errno || !isfinite(x);
+        case CLI_FLOAT: { /* range-checked as written (0.01 is in [0.01, 5] though (float)0.01 < 0.01) */
+            double x = strtod(v, &end);
+            bad = !*v || *end || errno || !isfinite((float)x);
             num = x;
-            if (!bad) *(float *)o->dest = x;
+            if (!bad) *(float *)o->dest = (float)x;
             break;
         }
         default: break;
@@ -102,7 +102,7 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, int nopts, const char 
             return 2;
         }
         if (o->kind != CLI_STR && o->min <= o->max && (num < o->min || num > o->max)) {
-            cli_error(cmd, "option %s: value %s out of range [%g, %g]", a, v, o->min, o->max);
+            cli_error(cmd, "option %s: value %s out of range [%.16g, %.16g]", a, v, o->min, o->max);
             return 2;
         }
     }

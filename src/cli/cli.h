@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "api/limits.h"
+
 typedef enum { CLI_STR, CLI_INT, CLI_FLOAT, CLI_U64, CLI_FLAG } cli_kind;
 
 typedef struct cli_opt {
@@ -13,6 +15,10 @@ typedef struct cli_opt {
     const char *help;
     double min, max;  /* numeric range (inclusive); ignored when min > max */
 } cli_opt;
+
+/* An option whose name and range are those of the shared table of src/api/limits.h
+ * (the ones `vocis serve` applies to the same knob). */
+#define CLI_LIMITED(id, kind, dest, help) {vx_limits[id].cli, kind, dest, help, vx_limits[id].min, vx_limits[id].max}
 
 /* Parses argv[1..] (argv[0] is the subcommand name). Returns 0 to go on,
  * 1 when --help was printed (exit 0), 2 after printing a one-line error.
@@ -41,6 +47,10 @@ int cli_kv(const char *cmd, const char *s, int *out);
 int cmd_tokenize(int argc, char **argv);
 /* `vocis tokenize` on a Chatterbox-Multilingual folder (cmd_tokenize_mtl.c). */
 int cmd_tokenize_mtl(const char *cmd, const char *model, const char *text, const char *language);
+/* `vocis CMD: warning: the tokenizer has no token for ...` on stderr when u noted characters. */
+struct vx_tokenizer;
+struct vx_tok_unknown;
+void cli_warn_unknown(const char *cmd, const struct vx_tokenizer *t, const struct vx_tok_unknown *u);
 int cmd_tokens(int argc, char **argv);
 int cmd_debug(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

@@ -67,6 +67,11 @@ static int on_progress(void *user, const vocis_progress *p) {
     return 0;
 }
 
+static void on_warning(void *user, const char *msg) {
+    speak_ui *ui = user;
+    if (!ui->quiet) fprintf(stderr, "%svocis speak: warning: %s\n", ui->tty ? "\r" : "", msg);
+}
+
 /* Raw PCM streaming to stdout as chunks become final. */
 static int on_audio(void *user, const float *x, size_t n, int sr) {
     speak_ui *ui = user;
@@ -181,19 +186,19 @@ int cmd_speak(int argc, char **argv) {
         {"--voice", CLI_STR, &voice_path,
          "Chatterbox: voice file, conds.pt, or a recording to clone (default: conds.pt); VibeVoice: a recording "
          "per speaker, repeat in speaker order", 0, -1},
-        {"--seed", CLI_U64, &seed, "reproduce torch.manual_seed(N) (default: random)", 0, -1},
+        CLI_LIMITED(VX_LIM_SEED, CLI_U64, &seed, "reproduce torch.manual_seed(N) (default: random)"),
         {"--greedy", CLI_FLAG, &o.t3.greedy, "T3 argmax instead of sampling", 0, -1},
-        {"--temperature", CLI_FLOAT, &o.t3.temperature, "sampling temperature (0.8)", 1e-6, 100},
-        {"--cfg-weight", CLI_FLOAT, &o.t3.cfg_weight, "T3 classifier-free guidance weight (0.5)", 0, 100},
-        {"--exaggeration", CLI_FLOAT, &exaggeration, "emotion exaggeration (default: the voice's)", -100, 100},
-        {"--min-p", CLI_FLOAT, &o.t3.min_p, "min-p filter (0.05)", 0, 1},
-        {"--top-p", CLI_FLOAT, &o.t3.top_p, "top-p filter (1.0 = off; default 1.0, Turbo/Nano 0.95)", 0, 1},
-        {"--top-k", CLI_INT, &o.t3.top_k, "Turbo/Nano top-k filter (1000; 0 = off)", 0, 1000000},
-        {"--repetition-penalty", CLI_FLOAT, &o.t3.repetition_penalty, "repetition penalty (1.2)", 1e-3, 100},
-        {"--max-tokens", CLI_INT, &o.t3.max_new_tokens, "max speech tokens per chunk (1000 = 40 s)", 1, 100000},
-        {"--cfm-steps", CLI_INT, &o.cfm_steps, "flow-matching Euler steps (10)", 1, 1000},
-        {"--cfg-scale", CLI_FLOAT, &o.vv.cfg_scale, "VibeVoice: diffusion guidance (1.3; Realtime 1.5)", 0, 100},
-        {"--diffusion-steps", CLI_INT, &o.vv.diffusion_steps, "VibeVoice: DPM-Solver steps per frame (10; Realtime 5)", 1, 999},
+        CLI_LIMITED(VX_LIM_TEMPERATURE, CLI_FLOAT, &o.t3.temperature, "sampling temperature (0.8)"),
+        CLI_LIMITED(VX_LIM_CFG_WEIGHT, CLI_FLOAT, &o.t3.cfg_weight, "T3 classifier-free guidance weight (0.5)"),
+        CLI_LIMITED(VX_LIM_EXAGGERATION, CLI_FLOAT, &exaggeration, "emotion exaggeration (default: the voice's)"),
+        CLI_LIMITED(VX_LIM_MIN_P, CLI_FLOAT, &o.t3.min_p, "min-p filter (0.05)"),
+        CLI_LIMITED(VX_LIM_TOP_P, CLI_FLOAT, &o.t3.top_p, "top-p filter (1.0 = off; default 1.0, Turbo/Nano 0.95)"),
+        CLI_LIMITED(VX_LIM_TOP_K, CLI_INT, &o.t3.top_k, "Turbo/Nano top-k filter (1000; 0 = off)"),
+        CLI_LIMITED(VX_LIM_REPETITION_PENALTY, CLI_FLOAT, &o.t3.repetition_penalty, "repetition penalty (1.2)"),
+        CLI_LIMITED(VX_LIM_MAX_TOKENS, CLI_INT, &o.t3.max_new_tokens, "max speech tokens per chunk (1000 = 40 s)"),
+        CLI_LIMITED(VX_LIM_CFM_STEPS, CLI_INT, &o.cfm_steps, "flow-matching Euler steps (10)"),
+        CLI_LIMITED(VX_LIM_CFG_SCALE, CLI_FLOAT, &o.vv.cfg_scale, "VibeVoice: diffusion guidance (1.3; Realtime 1.5)"),
+        CLI_LIMITED(VX_LIM_DIFFUSION_STEPS, CLI_INT, &o.vv.diffusion_steps, "VibeVoice: DPM-Solver steps per frame (10; Realtime 5)"),
         {"--max-new-tokens", CLI_INT, &o.vv.max_new_tokens, "VibeVoice: token cap (0 = upstream's: 2 x prompt; Realtime: the context)", 0,
          100000000},
         {"--max-seconds", CLI_FLOAT, &o.vv.max_seconds, "VibeVoice: stop after this much audio (0 = no limit)", 0,
@@ -232,7 +237,6 @@ int cmd_speak(int argc, char **argv) {
     ui.f32 = !strcmp(format, "f32");
     if (ui.raw_stdout && (!strcmp(format, "flac") || !strcmp(format, "ogg")))
         return cli_error("speak", "-o - writes raw PCM: use --format wav (s16le) or f32 (f32le)"), 2;
-    if (seed != UINT64_MAX && seed > (uint64_t)INT64_MAX) return cli_error("speak", "--seed must be below 2^63"), 2;
     o.t3.seed = seed == UINT64_MAX ? -1 : (int64_t)seed;
     o.t3.exaggeration = exaggeration;
     o.t3.language = language;
@@ -251,6 +255,7 @@ int cmd_speak(int argc, char **argv) {
     ui.tty = isatty(2);
     o.on_progress = on_progress;
     o.on_audio = on_audio;
+    o.on_warning = on_warning;
     o.user = &ui;
 
     vocis_open_options oo = {threads, config, prec, kvc};
@@ -260,7 +265,8 @@ int cmd_speak(int argc, char **argv) {
     int rc = 0;
     vocis_voice *vs[MAX_VOICES] = {0};
     int ok = vocis_model_open(model, &oo, &m) == VOCIS_OK;
-    ok = ok && vocis_check_language(m, language) == VOCIS_OK; /* before any voice is cloned */
+    const int bad_language = ok && vocis_check_language(m, language) != VOCIS_OK; /* before any voice is cloned */
+    ok = ok && !bad_language;
     if (ok) {
         vocis_speak_options d;
         vocis_speak_options_for_model(m, &d);
@@ -289,6 +295,7 @@ int cmd_speak(int argc, char **argv) {
     if (!ok) {
         if (ui.tty && !ui.quiet) fputc('\n', stderr);
         if (sret == 2) rc = 1;
+        else if (bad_language) rc = cli_error("speak", "--language: %s", vocis_errmsg(m));
         else if (ui.write_failed) rc = cli_error("speak", "writing to stdout failed: %s", strerror(ui.write_failed));
         else rc = cli_error("speak", "%s", vocis_errmsg(m));
     } else if (!ui.raw_stdout) {

@@ -7,6 +7,7 @@
 #include "models/chatterbox/mtl.h"
 #include "text/chatterbox_text.h"
 #include "text/tokenizer.h"
+#include "text/unicode.h"
 #include "text/turbo_text.h"
 #include "models/chatterbox/turbo.h"
 
@@ -18,11 +19,19 @@ static const char usage[] =
     "\n"
     "Prints the Chatterbox T3 text token ids of TEXT on one line, space-separated:\n"
     "[START] (255), the ids of punc_norm(TEXT) with spaces encoded as [SPACE], [STOP] (0).\n"
-    "DIR must hold the model's tokenizer.json. An empty TEXT is refused (upstream would\n"
-    "silently speak a placeholder sentence instead). Texts longer than T3's 2050 text\n"
-    "positions are printed in full with a warning on stderr.\n"
+    "DIR must hold the model's tokenizer.json. An empty or whitespace-only TEXT is refused\n"
+    "(upstream would silently speak a placeholder sentence instead). Characters the\n"
+    "vocabulary lacks (emoji, ...) are named in a warning on stderr. Texts longer than T3's\n"
+    "2050 text positions are printed in full with a warning on stderr.\n"
     "Chatterbox-Multilingual folders (grapheme_mtl_merged_expanded_v1.json) need --language:\n"
     "its lower-case/NFKD/language steps and [xx] tag come before the ids.";
+
+void cli_warn_unknown(const char *cmd, const vx_tokenizer *t, const vx_tok_unknown *u) {
+    if (!u->n) return;
+    char msg[512];
+    vx_tok_unknown_message(t, u, 0, msg, sizeof msg);
+    fprintf(stderr, "vocis %s: warning: %s\n", cmd, msg);
+}
 
 int cmd_tokenize(int argc, char **argv) {
     const char *cmd = argv[0];
@@ -38,7 +47,7 @@ int cmd_tokenize(int argc, char **argv) {
     if (rc) return rc;
     if (!model) return cli_error(cmd, "missing --model DIR (see --help)");
     if (!text) return cli_error(cmd, "missing --text TEXT (see --help)");
-    if (!*text) return cli_error(cmd, "--text is empty: give the text to tokenize");
+    if (vx_utf8_blank(text, strlen(text))) return cli_error(cmd, "text is empty"); /* as speak says */
     if (vx_turbo_is_folder(model)) { /* Chatterbox-Turbo / -Nano: the GPT-2 ids T3 consumes (no start/stop) */
         vx_err terr = {0};
         vx_tokenizer *ttok = NULL;
@@ -85,10 +94,12 @@ int cmd_tokenize(int argc, char **argv) {
 
     int32_t *ids = NULL;
     size_t n = 0;
-    if (vx_cb_text_to_ids(tok, text, &ids, &n, &err) != VOCIS_OK) {
+    vx_tok_unknown unknown = {{0}, 0};
+    if (vx_cb_text_to_ids(tok, text, &ids, &n, &unknown, &err) != VOCIS_OK) {
         vx_tokenizer_free(tok);
         return cli_error(cmd, "%s", err.msg);
     }
+    cli_warn_unknown(cmd, tok, &unknown);
     vx_tokenizer_free(tok);
 
     printf("%d", VX_CB_START_TEXT_TOKEN);

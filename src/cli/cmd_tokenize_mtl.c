@@ -23,10 +23,12 @@ int cmd_tokenize_mtl(const char *cmd, const char *model, const char *text, const
     int32_t *ids = NULL;
     size_t n = 0;
     int rc = 0;
+    vx_tok_unknown unknown = {{0}, 0};
     if (vx_tokenizer_load(path, &tok, &err) || vx_mtl_text_load(model, &t, &err) ||
-        vx_mtl_text_to_ids(t, tok, text, language, &ids, &n, &err)) {
+        vx_mtl_text_to_ids(t, tok, text, language, &ids, &n, &unknown, &err)) {
         rc = cli_error(cmd, "%s", err.msg);
     } else {
+        cli_warn_unknown(cmd, tok, &unknown);
         printf("%d", VX_CB_START_TEXT_TOKEN);
         for (size_t i = 0; i < n; i++) printf(" %d", ids[i]);
         printf(" %d\n", VX_CB_STOP_TEXT_TOKEN);

@@ -37,7 +37,7 @@ int cmd_tokens(int argc, char **argv) {
         {"--top-k", CLI_INT, &o.top_k, "Turbo/Nano top-k filter (1000; 0 = off)", 0, 1000000},
         {"--repetition-penalty", CLI_FLOAT, &o.repetition_penalty, "repetition penalty (1.2)", 1e-3, 100},
         {"--max-tokens", CLI_INT, &o.max_new_tokens, "maximum new speech tokens (1000)", 1, 100000},
-        {"--config", CLI_STR, &config, "hyper-parameter override file (default: DIR/vocis_config.json if present)",
+        {"--config", CLI_STR, &config, "hyper-parameter override file: its keys replace those of the folder's config",
          0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
@@ -71,7 +71,7 @@ int cmd_tokens(int argc, char **argv) {
         return 1;
     }
     if (vocis_check_language(m, language) != VOCIS_OK) {
-        cli_error("tokens", "%s", vocis_errmsg(m));
+        cli_error("tokens", "--language: %s", vocis_errmsg(m));
         vocis_model_close(m);
         return 1;
     }

@@ -47,7 +47,13 @@ const char *vx_precision_name(int p) {
 }
 
 vocis_status vx_precision_check(int p, vx_err *err) {
-    p = vx_precision_resolve(p);
+    if (p == VX_PREC_DEFAULT) { /* a typo in the environment must not silently mean the default */
+        const char *e = getenv("VOCIS_PRECISION");
+        if (e && *e && vx_precision_parse(e) < 0)
+            return vx_fail(err, VOCIS_E_ARG, "VOCIS_PRECISION=%.64s: unknown precision (exact, bf16, q8 or default)",
+                           e);
+        return VOCIS_OK;
+    }
     if (p == VX_PREC_EXACT || p == VX_PREC_BF16 || p == VX_PREC_Q8) return VOCIS_OK;
     return vx_fail(err, VOCIS_E_ARG, "unknown precision %d (exact, bf16 or q8)", p);
 }

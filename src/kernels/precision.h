@@ -68,7 +68,8 @@ int vx_precision_parse(const char *s);
 const char *vx_precision_name(int p);
 /* One line for reports: "exact", or for the default "default (LM exact, audio bf16)". */
 const char *vx_precision_describe(int p);
-/* VOCIS_OK for a mode that runs; q8 and unknown values are refused. */
+/* VOCIS_OK for a mode that runs (exact, bf16, q8); unknown values are refused, and so is
+ * the default (0) when VOCIS_PRECISION holds something other than exact|bf16|q8|default. */
 vocis_status vx_precision_check(int p, vx_err *err);
 
 /* Roles of a matrix (for q8, which treats transformer linears apart). A

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api/limits.h"
 #include "server/server.h"
 
 /* ---- routes ---- */
@@ -156,12 +157,18 @@ static int get_num(const cJSON *root, const char *key, double lo, double hi, int
     }
     double v = it->valuedouble;
     if (!isfinite(v) || v < lo || v > hi || (integer && v != floor(v))) {
-        vx_srv_seterr(e, 400, "invalid_value", key, "'%s' must be %s in [%g, %g]", key,
+        vx_srv_seterr(e, 400, "invalid_value", key, "'%s' must be %s in [%.16g, %.16g]", key,
                       integer ? "an integer" : "a number", lo, hi);
         return -1;
     }
     *out = v;
     return 1;
+}
+
+/* a knob of the table shared with vocis speak (api/limits.h) */
+static int get_limited(const cJSON *root, vx_limit_id id, double *out, vx_srv_error *e) {
+    const vx_limit *l = &vx_limits[id];
+    return get_num(root, l->json, l->min, l->max, l->integer, out, e);
 }
 
 static int get_str(const cJSON *root, const char *key, char *out, size_t cap, vx_srv_error *e) {
@@ -186,7 +193,7 @@ int vx_srv_parse_speech(const char *body, size_t len, int max_chars, vx_speech_r
     r->seed = -1;
     r->temperature = r->exaggeration = r->cfg_weight = r->cfg_scale = NAN;
     r->min_p = r->top_p = r->repetition_penalty = NAN;
-    r->diffusion_steps = r->cfm_steps = r->max_new_tokens = -1;
+    r->diffusion_steps = r->cfm_steps = r->max_new_tokens = r->top_k = -1;
     if (!body || len == 0) {
         vx_srv_seterr(e, 400, "invalid_json", NULL, "the request body is empty: send a JSON object");
         return -1;
@@ -270,26 +277,23 @@ int vx_srv_parse_speech(const char *body, size_t len, int max_chars, vx_speech_r
             goto out;
         }
     }
-    if ((g = get_num(root, "seed", 0, 9007199254740991.0, 1, &v, e)) < 0) goto out;
-    if (g) r->seed = (int64_t)v;
-#define FNUM(key, lo, hi, dst)                                                                                  \
-    if ((g = get_num(root, key, lo, hi, 0, &v, e)) < 0) goto out;                                             \
-    if (g) dst = (float)v;
-#define INUM(key, lo, hi, dst)                                                                                  \
-    if ((g = get_num(root, key, lo, hi, 1, &v, e)) < 0) goto out;                                             \
-    if (g) dst = (int)v;
-    FNUM("temperature", 0.01, 5.0, r->temperature)
-    FNUM("exaggeration", 0.0, 2.0, r->exaggeration)
-    FNUM("cfg_weight", 0.0, 5.0, r->cfg_weight)
-    FNUM("cfg_scale", 0.0, 10.0, r->cfg_scale)
-    FNUM("min_p", 0.0, 1.0, r->min_p)
-    FNUM("top_p", 0.01, 1.0, r->top_p)
-    FNUM("repetition_penalty", 0.5, 5.0, r->repetition_penalty)
-    INUM("diffusion_steps", 1, 100, r->diffusion_steps)
-    INUM("cfm_steps", 1, 100, r->cfm_steps)
-    INUM("max_new_tokens", 1, 4096, r->max_new_tokens)
-#undef FNUM
-#undef INUM
+#define KNOB(id, dst)                                                                                           \
+    if ((g = get_limited(root, id, &v, e)) < 0) goto out;                                                     \
+    if (g) dst = v;
+    KNOB(VX_LIM_SEED, r->seed)
+    KNOB(VX_LIM_TEMPERATURE, r->temperature)
+    KNOB(VX_LIM_EXAGGERATION, r->exaggeration)
+    KNOB(VX_LIM_CFG_WEIGHT, r->cfg_weight)
+    KNOB(VX_LIM_CFG_SCALE, r->cfg_scale)
+    KNOB(VX_LIM_MIN_P, r->min_p)
+    KNOB(VX_LIM_TOP_P, r->top_p)
+    KNOB(VX_LIM_TOP_K, r->top_k)
+    KNOB(VX_LIM_REPETITION_PENALTY, r->repetition_penalty)
+    KNOB(VX_LIM_DIFFUSION_STEPS, r->diffusion_steps)
+    KNOB(VX_LIM_CFM_STEPS, r->cfm_steps)
+    KNOB(VX_LIM_MAX_TOKENS, r->max_new_tokens)
+#undef KNOB
+    if (get_str(root, "language", r->language, sizeof r->language, e) < 0) goto out;
     const cJSON *instr = cJSON_GetObjectItemCaseSensitive(root, "instructions");
     if (instr && !cJSON_IsNull(instr) && !cJSON_IsString(instr)) {
         vx_srv_seterr(e, 400, "invalid_type", "instructions", "'instructions' must be a string");
@@ -426,4 +430,52 @@ char *vx_srv_base64(const uint8_t *p, size_t n) {
     }
     *o = 0;
     return s;
+}
+
+/* ---- error messages for clients ---- */
+
+static int path_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' || c == '.' ||
+           c == '_' || c == '-' || c == '~' || c == '+';
+}
+
+void vx_srv_scrub_paths(const char *msg, const char *const *paths, const char *const *names, int n, char *out,
+                        size_t cap) {
+    size_t o = 0;
+#define PUT(p, len)                                                                                             \
+    do {                                                                                                         \
+        size_t k_ = (len) < cap - 1 - o ? (len) : cap - 1 - o;                                                  \
+        memcpy(out + o, p, k_);                                                                                  \
+        o += k_;                                                                                                 \
+    } while (0)
+    if (cap == 0) return;
+    for (size_t i = 0; msg[i];) {
+        const int word_start = i == 0 || !path_char(msg[i - 1]);
+        size_t best = 0;
+        int bi = -1;
+        for (int k = 0; k < n && word_start; k++) { /* whole words or leading folders only */
+            size_t pl = paths[k] ? strlen(paths[k]) : 0;
+            if (pl > best && !strncmp(msg + i, paths[k], pl) && (!path_char(msg[i + pl]) || msg[i + pl] == '/'))
+                best = pl, bi = k;
+        }
+        if (bi >= 0) { /* a path the server knows: its name */
+            PUT(names[bi], strlen(names[bi]));
+            i += best;
+            continue;
+        }
+        if (word_start && (msg[i] == '/' || msg[i] == '~' || !strncmp(msg + i, "./", 2) || !strncmp(msg + i, "../", 3))) {
+            /* another absolute or relative path: only its last component */
+            size_t j = i, slash = (size_t)-1;
+            for (; path_char(msg[j]); j++)
+                if (msg[j] == '/' && path_char(msg[j + 1])) slash = j;
+            size_t from = slash == (size_t)-1 ? i : slash + 1;
+            PUT(msg + from, j - from);
+            i = j;
+            continue;
+        }
+        PUT(msg + i, (size_t)1);
+        i++;
+    }
+#undef PUT
+    out[o] = 0;
 }

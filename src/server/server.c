@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,7 +54,8 @@ typedef struct job job;
 
 typedef struct srv_model {
     char name[128];
-    char kind[16];
+    char kind[48]; /* vocis_model_kind: "chatterbox-multilingual", "vibevoice-realtime", ... */
+    const char *dir;
     vocis_model *m;
     server *srv;
     pthread_t thr[VX_SRV_MAX_WORKERS];
@@ -83,6 +85,9 @@ struct job {
     char upload_path[1200], voice_out[1200];
     float clone_exaggeration;
     char warning[300];
+    int voice_failed;                /* the chosen voice could not be loaded for this model */
+    int text_tokens, speech_tokens; /* as last reported by the library (vocis_progress) */
+    unsigned long long req_id;      /* the request's id, for log lines */
     atomic_int cancel;
     int timed_out;
     double t_enq, t_start, t_end, deadline;
@@ -200,6 +205,49 @@ static int job_stop_wanted(job *j) {
     return 0;
 }
 
+/* The error a failed job answers: the client's mistakes (its voice, text or options) are
+ * 400, failures of the server (its files, memory, a bug) 500, cancellation 503. The
+ * message goes out without server paths; the log keeps it whole. */
+static void job_client_error(const job *j, vx_srv_error *e) {
+    const server *s = j->srv;
+    if (j->timed_out) {
+        vx_srv_seterr(e, 503, "timeout", NULL, "the request exceeded the per-request time limit");
+        return;
+    }
+    const char *msg = j->errmsg[0] ? j->errmsg : "failed";
+    const int own_voice = j->voice_path[0] || j->upload_path[0]; /* a saved or uploaded voice */
+    int status = 500;
+    switch (j->st) {
+    case VOCIS_E_CANCELLED: status = 503; break;
+    case VOCIS_E_ARG:
+    case VOCIS_E_INVALID:
+    case VOCIS_E_UNSUPPORTED: status = 400; break;
+    case VOCIS_E_FORMAT:
+    case VOCIS_E_SHAPE: status = own_voice ? 400 : 500; break; /* the voice does not fit; else the model files */
+    default: break;                                             /* IO, NOMEM, INTERNAL: the server's */
+    }
+    const int voice_err = status == 400 && (j->voice_failed || j->st == VOCIS_E_FORMAT || j->st == VOCIS_E_SHAPE);
+    const char *code = status == 503   ? "unavailable"
+                       : status == 500 ? "synthesis_failed"
+                       : voice_err     ? "invalid_voice"
+                                       : "invalid_request";
+    const char *paths[6 + VX_SRV_MAX_MODELS], *names[6 + VX_SRV_MAX_MODELS];
+    int n = 0;
+    const char *vname = j->kind == JOB_SPEAK && j->req.voice[0] ? j->req.voice : "default";
+    paths[n] = j->voice_path, names[n++] = vname;
+    paths[n] = j->ref_path, names[n++] = vname;
+    paths[n] = j->upload_path, names[n++] = "the upload";
+    paths[n] = j->voice_out, names[n++] = "the voice file";
+    paths[n] = s->voices_dir, names[n++] = "voices";
+    paths[n] = s->cfg->config_path, names[n++] = "the config file";
+    for (int i = 0; i < s->n_models; i++) paths[n] = s->models[i].dir, names[n++] = s->models[i].name;
+    char clean[sizeof e->message];
+    vx_srv_scrub_paths(msg, paths, names, n, clean, sizeof clean);
+    if (!s->cfg->quiet) fprintf(stderr, "vocis serve: model %s: %s failed: %s\n", j->sm->name,
+                                j->kind == JOB_SPEAK ? "speech" : "voice cloning", msg);
+    vx_srv_seterr(e, status, code, voice_err ? "voice" : NULL, "%s", clean);
+}
+
 /* ---- worker ---- */
 
 static int sink_pend(void *u, const uint8_t *p, size_t n) {
@@ -236,7 +284,12 @@ static int sse_flush(job *j) {
     return rc;
 }
 
-static int on_progress(void *u, const vocis_progress *p) { return job_stop_wanted(u); }
+static int on_progress(void *u, const vocis_progress *p) {
+    job *j = u;
+    j->text_tokens = p->text_tokens;
+    j->speech_tokens = p->speech_tokens;
+    return job_stop_wanted(j);
+}
 
 static int on_audio(void *u, const float *x, size_t n, int sr) {
     job *j = u;
@@ -258,6 +311,11 @@ static int on_audio(void *u, const float *x, size_t n, int sr) {
     return 0;
 }
 
+static void on_warning(void *u, const char *msg) {
+    job *j = u;
+    if (!j->srv->cfg->quiet) fprintf(stderr, "vocis serve: req=%llu warning: %s\n", j->req_id, msg);
+}
+
 static void run_speak(job *j) {
     vocis_model *m = j->sm->m;
     vocis_voice *voice = NULL;
@@ -267,17 +325,21 @@ static void run_speak(job *j) {
     if (j->voice_path[0] || strcmp(j->sm->kind, "vibevoice")) {
         st = vocis_voice_load(m, j->voice_path[0] ? j->voice_path : NULL, &voice);
         if (st == VOCIS_E_INVALID && j->ref_path[0]) st = vocis_voice_load(m, j->ref_path, &voice);
-        if (st) snprintf(j->errmsg, sizeof j->errmsg, "voice: %s", vocis_errmsg(m));
+        if (st) snprintf(j->errmsg, sizeof j->errmsg, "voice '%s': %s", r->voice[0] ? r->voice : "default",
+                         vocis_errmsg(m));
+        j->voice_failed = st != VOCIS_OK;
     }
     if (!st) {
         vocis_speak_options o;
-        vocis_speak_options_default(&o);
+        vocis_speak_options_for_model(m, &o); /* Realtime's own CFG and steps, as vocis speak */
         o.t3.seed = r->seed;
+        if (r->language[0]) o.t3.language = r->language;
         if (!isnan(r->temperature)) o.t3.temperature = r->temperature;
         if (!isnan(r->exaggeration)) o.t3.exaggeration = r->exaggeration;
         if (!isnan(r->cfg_weight)) o.t3.cfg_weight = r->cfg_weight;
         if (!isnan(r->min_p)) o.t3.min_p = r->min_p;
         if (!isnan(r->top_p)) o.t3.top_p = r->top_p;
+        if (r->top_k >= 0) o.t3.top_k = r->top_k;
         if (!isnan(r->repetition_penalty)) o.t3.repetition_penalty = r->repetition_penalty;
         if (r->max_new_tokens > 0) o.t3.max_new_tokens = r->max_new_tokens;
         if (!isnan(r->cfg_scale)) o.vv.cfg_scale = r->cfg_scale;
@@ -285,6 +347,7 @@ static void run_speak(job *j) {
         if (r->cfm_steps > 0) o.cfm_steps = r->cfm_steps;
         o.on_progress = on_progress;
         if (r->stream) o.on_audio = on_audio;
+        o.on_warning = on_warning;
         o.user = j;
         st = vocis_speak(m, voice, r->input, &o, &a);
         if (st && !j->errmsg[0]) snprintf(j->errmsg, sizeof j->errmsg, "%s", vocis_errmsg(m));
@@ -315,14 +378,16 @@ static void run_speak(job *j) {
                 sse_flush(j);
                 double secs = j->sample_rate ? (double)j->samples / j->sample_rate : 0;
                 int k = snprintf(ev, sizeof ev,
-                                 "data: {\"type\":\"speech.audio.done\",\"usage\":{\"input_tokens\":%zu,"
-                                 "\"output_tokens\":0,\"total_tokens\":%zu},\"audio_seconds\":%.3f}\n\n",
-                                 r->input_chars, r->input_chars, secs);
+                                 "data: {\"type\":\"speech.audio.done\",\"usage\":{\"input_tokens\":%d,"
+                                 "\"output_tokens\":%d,\"total_tokens\":%d},\"audio_seconds\":%.3f,"
+                                 "\"seed\":%lld}\n\n",
+                                 j->text_tokens, j->speech_tokens, j->text_tokens + j->speech_tokens, secs,
+                                 (long long)r->seed);
                 job_append(j, (const uint8_t *)ev, (size_t)k);
             } else if (st != VOCIS_E_CANCELLED || j->timed_out) {
+                j->st = st;
                 vx_srv_error e;
-                vx_srv_seterr(&e, 500, j->timed_out ? "timeout" : "synthesis_failed", NULL, "%s",
-                              j->timed_out ? "the request exceeded the per-request time limit" : j->errmsg);
+                job_client_error(j, &e);
                 char *js = vx_srv_error_json(&e);
                 if (js) {
                     int k = snprintf(ev, sizeof ev, "data: {\"type\":\"error\",%s\n\n", js + 1);
@@ -358,6 +423,7 @@ static void run_clone(job *j) {
     vocis_model *m = j->sm->m;
     vocis_voice *v = NULL;
     vocis_status st;
+    j->voice_failed = 1; /* a failure is the upload's (400 invalid_voice) unless it is the server's (job_client_error) */
     const char *kind = vocis_model_kind(m);
     if (!strcmp(kind, "vibevoice")) {
         st = vocis_voice_load(m, j->upload_path, &v);
@@ -582,8 +648,22 @@ static char *models_json(server *s, const char *only) {
         cJSON_AddStringToObject(o, "object", "model");
         cJSON_AddNumberToObject(o, "created", 0);
         cJSON_AddStringToObject(o, "owned_by", "vocis");
-        cJSON_AddStringToObject(o, "kind", i < s->n_models ? s->models[i].kind : s->models[0].kind);
-        if (i >= s->n_models) cJSON_AddStringToObject(o, "alias_of", s->models[0].name);
+        const srv_model *sm = &s->models[i < s->n_models ? i : 0];
+        cJSON_AddStringToObject(o, "kind", sm->kind);
+        if (i >= s->n_models) cJSON_AddStringToObject(o, "alias_of", sm->name);
+        cJSON_AddNumberToObject(o, "batch", sm->n_thr); /* requests of this model run at once */
+        const char *langs = vocis_model_languages(sm->m);
+        if (langs) { /* "ar, da, de, ..." -> ["ar", "da", "de", ...] */
+            cJSON *a = cJSON_AddArrayToObject(o, "languages");
+            for (const char *p = langs; *p;) {
+                size_t k = strcspn(p, ", ");
+                char code[16];
+                snprintf(code, sizeof code, "%.*s", (int)(k < sizeof code ? k : sizeof code - 1), p);
+                if (k) cJSON_AddItemToArray(a, cJSON_CreateString(code));
+                p += k;
+                p += strspn(p, ", ");
+            }
+        }
         if (only) found = o;
         else cJSON_AddItemToArray(data, o);
     }
@@ -666,18 +746,9 @@ static char *voices_json(server *s) {
 
 /* ---- handlers ---- */
 
-static int http_status_of(const job *j) {
-    if (j->st == VOCIS_E_CANCELLED) return 503;
-    if (j->st == VOCIS_E_ARG || j->st == VOCIS_E_INVALID || j->st == VOCIS_E_FORMAT) return 400;
-    return 500;
-}
-
 static enum MHD_Result job_error(struct MHD_Connection *c, rq *q, job *j) {
     vx_srv_error e;
-    int status = http_status_of(j);
-    const char *code = j->timed_out ? "timeout" : status == 503 ? "unavailable" : status == 400 ? "invalid_request" : "synthesis_failed";
-    vx_srv_seterr(&e, status, code, NULL, "%s",
-                  j->timed_out ? "the request exceeded the per-request time limit" : j->errmsg[0] ? j->errmsg : "failed");
+    job_client_error(j, &e);
     return send_error(c, q, &e);
 }
 
@@ -715,6 +786,13 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     }
 }
 
+/* A seed in [0, 2^53): one that JSON clients carry exactly (api/limits.h). */
+static int64_t draw_seed(void) {
+    uint64_t x = 0;
+    if (getrandom(&x, sizeof x, 0) != (ssize_t)sizeof x) x = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
+    return (int64_t)(x & ((1ull << 53) - 1));
+}
+
 static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q) {
     vx_speech_req r;
     vx_srv_error e;
@@ -734,7 +812,7 @@ static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q)
         return fail(c, q, 400, "invalid_voice", "voice",
                     "invalid voice name (letters, digits, '.', '_', '-'; at most 64; no '..')");
     }
-    int vv = !strcmp(sm->kind, "vibevoice");
+    const int vv = !strcmp(sm->kind, "vibevoice"), rt = !strcmp(sm->kind, "vibevoice-realtime");
     char chosen[1200] = "", ref[1200] = "";
     if (s->voices_dir[0]) {
         voice_paths(s, vn, vpath, rpath, sizeof vpath);
@@ -749,18 +827,28 @@ static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q)
             vx_speech_req_free(&r);
             return send_error(c, q, &e);
         }
-        if (vv) {
+        if (vv || rt) {
             vx_speech_req_free(&r);
             return fail(c, q, 400, "voice_required", "voice",
-                        "VibeVoice has no built-in voice: upload one (POST /v1/voices) and name it in 'voice'");
+                        vv ? "VibeVoice has no built-in voice: upload a recording (POST /v1/voices) and name it in 'voice'"
+                           : "VibeVoice-Realtime has no built-in voice: upload a voice preset (.pt, POST /v1/voices) "
+                             "and name it in 'voice'");
         }
     }
+    if (vocis_check_language(sm->m, r.language[0] ? r.language : NULL) != VOCIS_OK) {
+        vx_srv_seterr(&e, 400, r.language[0] ? "invalid_value" : "missing_required_parameter", "language",
+                      "'language': %s", vocis_errmsg(sm->m));
+        vx_speech_req_free(&r);
+        return send_error(c, q, &e);
+    }
+    if (r.seed < 0) r.seed = draw_seed(); /* told to the client, so that it can ask for the same audio again */
     job *j = job_new(s, sm, JOB_SPEAK);
     if (!j) {
         vx_speech_req_free(&r);
         return fail(c, q, 500, "out_of_memory", NULL, "out of memory");
     }
     j->req = r;
+    j->req_id = q->id;
     snprintf(j->voice_path, sizeof j->voice_path, "%s", chosen);
     snprintf(j->ref_path, sizeof j->ref_path, "%s", ref);
     int qr = enqueue(sm, j);
@@ -779,36 +867,26 @@ static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q)
     int failed_early = j->done && j->st != VOCIS_OK && j->total_out == 0;
     pthread_mutex_unlock(&j->mu);
     if (failed_early || (j->done && j->st != VOCIS_OK && !j->req.stream)) return job_error(c, q, j);
+    struct MHD_Response *resp;
     if (!j->req.stream) {
         pthread_mutex_lock(&j->mu);
         uint8_t *b = j->out;
         size_t n = j->out_len;
         j->out = NULL, j->out_len = j->out_cap = 0;
         pthread_mutex_unlock(&j->mu);
-        return send_buf(c, q, 200, vx_srv_fmt_mime(j->req.format), b ? b : (uint8_t *)"", n, b != NULL);
+        resp = MHD_create_response_from_buffer(n, b ? b : (uint8_t *)"", b ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+        if (!resp) free(b);
+    } else {
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, stream_reader, q, NULL);
     }
-    struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, stream_reader, q, NULL);
     if (!resp) return MHD_NO;
     MHD_add_response_header(resp, "Content-Type",
                             j->req.stream == 2 ? "text/event-stream" : vx_srv_fmt_mime(j->req.format));
     if (j->req.stream == 2) MHD_add_response_header(resp, "X-Accel-Buffering", "no");
+    char seed[24];
+    snprintf(seed, sizeof seed, "%lld", (long long)j->req.seed);
+    MHD_add_response_header(resp, "X-Vocis-Seed", seed);
     return queue(c, q, 200, resp);
-}
-
-/* The library's message about the temporary upload file, with "the upload" for its path. */
-static void upload_message(const char *msg, const char *tmp, char *out, size_t cap) {
-    const size_t n = strlen(tmp);
-    size_t k = 0;
-    for (const char *p = msg; *p && k + 1 < cap;) {
-        if (!strncmp(p, tmp, n)) {
-            k += (size_t)snprintf(out + k, cap - k, "the upload");
-            if (k >= cap) k = cap - 1;
-            p += n;
-        } else {
-            out[k++] = *p++;
-        }
-    }
-    out[k] = 0;
 }
 
 static enum MHD_Result handle_voice_upload(struct MHD_Connection *c, server *s, rq *q) {
@@ -907,14 +985,7 @@ static enum MHD_Result handle_voice_upload(struct MHD_Connection *c, server *s, 
     }
     if (j->st) {
         unlink(tmp);
-        if (j->st == VOCIS_E_CANCELLED) return job_error(c, q, j);
-        const int ours = j->st == VOCIS_E_NOMEM || j->st == VOCIS_E_INTERNAL || j->st == VOCIS_E_IO;
-        char msg[400];
-        upload_message(j->errmsg, tmp, msg, sizeof msg);
-        vx_srv_error e;
-        vx_srv_seterr(&e, ours ? 500 : 400, ours ? "clone_failed" : "invalid_voice", "file",
-                      "the upload cannot be a voice of model '%s' (%s): %s", sm->name, kind, msg);
-        return send_error(c, q, &e);
+        return job_error(c, q, j);
     }
     if (realtime) { /* the preset is NAME.voice; a recording of an older upload would no longer match */
         unlink(tmp);
@@ -1216,9 +1287,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
                           : toe == MHD_REQUEST_TERMINATED_CLIENT_ABORT ? " (client aborted)"
                           : toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED ? " (timed out)"
                                                                           : " (terminated)";
-        fprintf(stderr, "vocis serve: req=%llu %s %s %d%s model=%s chars=%zu audio=%.2fs wait=%.3fs rtf=%.3f time=%.3fs\n",
+        char seed[32] = "";
+        if (j && j->kind == JOB_SPEAK) snprintf(seed, sizeof seed, " seed=%lld", (long long)j->req.seed);
+        fprintf(stderr, "vocis serve: req=%llu %s %s %d%s model=%s chars=%zu audio=%.2fs wait=%.3fs rtf=%.3f time=%.3fs%s\n",
                 q->id, q->method, q->path, status, how, q->model[0] ? q->model : "-", chars, audio, wait, rtf,
-                vx_now_s() - q->t0);
+                vx_now_s() - q->t0, seed);
     }
     job_unref(j);
     free(q->body);
@@ -1354,6 +1427,7 @@ int vx_server_run(const vx_server_config *cfg) {
         srv_model *sm = &s->models[i];
         const char *dir;
         model_name(cfg->models[i], sm->name, sizeof sm->name, &dir);
+        sm->dir = dir;
         sm->srv = s;
         pthread_mutex_init(&sm->mu, NULL);
         pthread_cond_init(&sm->cv, NULL);

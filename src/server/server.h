@@ -84,7 +84,8 @@ typedef struct vx_speech_req {
     double speed;
     int64_t seed;         /* -1 = random */
     float temperature, exaggeration, cfg_weight, cfg_scale, min_p, top_p, repetition_penalty;
-    int diffusion_steps, cfm_steps, max_new_tokens;
+    int diffusion_steps, cfm_steps, max_new_tokens, top_k;
+    char language[16];    /* Chatterbox-Multilingual: a language code; "" = none */
 } vx_speech_req;
 
 /* Parses and validates a speech request (max_chars = longest input).
@@ -112,6 +113,13 @@ int vx_srv_parse_multipart(const char *content_type, const uint8_t *body, size_t
 /* Value of query parameter key in a URL-encoded query string into out (decoded);
  * 1 when found. */
 int vx_srv_query_get(const char *query, const char *key, char *out, size_t cap);
+
+/* msg for a client: each of the n paths (a voice file, the voices folder, a
+ * model folder) replaced by names[i], and any other word that is a path
+ * (/..., ~/..., ./..., ../...) cut to its last component, so that no server
+ * path leaves the server. */
+void vx_srv_scrub_paths(const char *msg, const char *const *paths, const char *const *names, int n, char *out,
+                        size_t cap);
 
 /* Standard base64 of n bytes, NUL-terminated (malloc'd). */
 char *vx_srv_base64(const uint8_t *p, size_t n);

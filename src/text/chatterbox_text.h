@@ -22,7 +22,9 @@ vocis_status vx_cb_punc_norm(const char *in, char **out, vx_err *err);
 vocis_status vx_mtl_punc_norm(const char *in, char **out, vx_err *err);
 
 /* punc_norm, every ' ' -> "[SPACE]", then tokenizer encode. No start/stop
- * ids are added. *ids is malloc'd. */
-vocis_status vx_cb_text_to_ids(const vx_tokenizer *tok, const char *text, int32_t **ids, size_t *n, vx_err *err);
+ * ids are added. *ids is malloc'd. unknown (may be NULL) collects the
+ * characters the vocabulary lacks (vx_tokenizer_encode_ex). */
+vocis_status vx_cb_text_to_ids(const vx_tokenizer *tok, const char *text, int32_t **ids, size_t *n,
+                               vx_tok_unknown *unknown, vx_err *err);
 
 #endif

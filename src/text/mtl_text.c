@@ -425,12 +425,12 @@ fail:
 }
 
 vocis_status vx_mtl_text_to_ids(const vx_mtl_text *t, const vx_tokenizer *tok, const char *text, const char *lang,
-                                int32_t **ids, size_t *n, vx_err *err) {
+                                int32_t **ids, size_t *n, vx_tok_unknown *unknown, vx_err *err) {
     *ids = NULL;
     *n = 0;
     vx_mtl_steps s;
     VX_TRY(vx_mtl_preprocess(t, text, lang, &s, err));
-    vocis_status st = vx_tokenizer_encode(tok, s.spaced, strlen(s.spaced), ids, n, err);
+    vocis_status st = vx_tokenizer_encode_ex(tok, s.spaced, strlen(s.spaced), ids, n, unknown, err);
     vx_mtl_steps_free(&s);
     return st;
 }

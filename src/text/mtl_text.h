@@ -64,8 +64,9 @@ void vx_mtl_steps_free(vx_mtl_steps *s);
  * VOCIS_E_ARG listing the supported ones. */
 vocis_status vx_mtl_preprocess(const vx_mtl_text *t, const char *text, const char *lang, vx_mtl_steps *out,
                                vx_err *err);
-/* punc_norm + MTLTokenizer.encode: the ids without start/stop. *ids is malloc'd. */
+/* punc_norm + MTLTokenizer.encode: the ids without start/stop. *ids is malloc'd. unknown (may be
+ * NULL) collects the characters the vocabulary lacks (vx_tokenizer_encode_ex). */
 vocis_status vx_mtl_text_to_ids(const vx_mtl_text *t, const vx_tokenizer *tok, const char *text, const char *lang,
-                                int32_t **ids, size_t *n, vx_err *err);
+                                int32_t **ids, size_t *n, vx_tok_unknown *unknown, vx_err *err);
 
 #endif

@@ -74,7 +74,8 @@ nomem:
     return vx_fail(err, VOCIS_E_NOMEM, "punc_norm: out of memory");
 }
 
-vocis_status vx_cb_text_to_ids(const vx_tokenizer *tok, const char *text, int32_t **ids, size_t *n, vx_err *err) {
+vocis_status vx_cb_text_to_ids(const vx_tokenizer *tok, const char *text, int32_t **ids, size_t *n,
+                               vx_tok_unknown *unknown, vx_err *err) {
     *ids = NULL;
     *n = 0;
     char *norm;
@@ -97,7 +98,7 @@ vocis_status vx_cb_text_to_ids(const vx_tokenizer *tok, const char *text, int32_
     }
     spaced[o] = '\0';
     free(norm);
-    vocis_status st = vx_tokenizer_encode(tok, spaced, o, ids, n, err);
+    vocis_status st = vx_tokenizer_encode_ex(tok, spaced, o, ids, n, unknown, err);
     free(spaced);
     return st;
 }

@@ -933,7 +933,17 @@ typedef struct {
     char *key; /* prefix + char + suffix */
     size_t kcap;
     pcre2_match_data *md;
+    vx_tok_unknown *unknown; /* NULL: not collected */
 } enc_ctx;
+
+static void note_unknown(vx_tok_unknown *u, uint32_t cp) {
+    if (!u) return;
+    const int kept = u->n < VX_TOK_UNKNOWN_KEEP ? u->n : VX_TOK_UNKNOWN_KEEP;
+    for (int i = 0; i < kept; i++)
+        if (u->cp[i] == cp) return;
+    if (u->n < VX_TOK_UNKNOWN_KEEP) u->cp[u->n] = cp;
+    u->n++; /* past the kept ones, repeats count again: n is then a lower bound of "more" */
+}
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return 0;
@@ -1190,6 +1200,7 @@ static vocis_status bpe_piece(enc_ctx *c, const char *w, size_t n) {
                     done = 1;
                 }
             }
+            if (!done) note_unknown(c->unknown, cp);
             if (!done && t->unk_token) {
                 if (t->unk_id < 0)
                     return vx_fail(c->err, VOCIS_E_FORMAT, "tokenizer: unk_token '%s' is not in the vocabulary",
@@ -1352,6 +1363,25 @@ static vocis_status raw_gap(enc_ctx *c, const char *s, size_t n) {
 
 vocis_status vx_tokenizer_encode(const vx_tokenizer *t, const char *text, size_t len, int32_t **ids, size_t *n,
                                  vx_err *err) {
+    return vx_tokenizer_encode_ex(t, text, len, ids, n, NULL, err);
+}
+
+void vx_tok_unknown_message(const vx_tokenizer *t, const vx_tok_unknown *u, int from, char *buf, size_t cap) {
+    size_t k = (size_t)snprintf(buf, cap, "the tokenizer has no token for");
+    const int kept = u->n < VX_TOK_UNKNOWN_KEEP ? u->n : VX_TOK_UNKNOWN_KEEP;
+    for (int i = from; i < kept && k < cap; i++) {
+        char ch[5] = {0};
+        vx_utf8_put(u->cp[i], ch);
+        k += (size_t)snprintf(buf + k, cap - k, "%s '%s' (U+%04X)", i > from ? "," : "", ch, (unsigned)u->cp[i]);
+    }
+    if (k < cap && u->n > kept) k += (size_t)snprintf(buf + k, cap - k, " and more");
+    if (k < cap)
+        snprintf(buf + k, cap - k, t->unk_token ? ": %s read as %s" : ": %s left out",
+                 kept - from > 1 ? "they are" : "it is", t->unk_token);
+}
+
+vocis_status vx_tokenizer_encode_ex(const vx_tokenizer *t, const char *text, size_t len, int32_t **ids, size_t *n,
+                                    vx_tok_unknown *unknown, vx_err *err) {
     *ids = NULL;
     *n = 0;
     if (!t || (!text && len)) return vx_fail(err, VOCIS_E_ARG, "tokenizer: no tokenizer or no text");
@@ -1361,7 +1391,7 @@ vocis_status vx_tokenizer_encode(const vx_tokenizer *t, const char *text, size_t
                        (unsigned char)text[bad]);
     vx_err local;
     vx_err_clear(&local);
-    enc_ctx c = {.t = t, .err = err ? err : &local};
+    enc_ctx c = {.t = t, .err = err ? err : &local, .unknown = unknown};
     vocis_status st = len ? split_added(&c, &t->raw_set, text, len, raw_gap) : VOCIS_OK;
     free(c.buf);
     free(c.cur);

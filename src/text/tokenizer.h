@@ -47,4 +47,19 @@ const char *vx_tokenizer_id_to_token(const vx_tokenizer *t, int32_t id);
 vocis_status vx_tokenizer_encode(const vx_tokenizer *t, const char *text, size_t len, int32_t **ids, size_t *n,
                                  vx_err *err);
 
+/* Characters the vocabulary cannot represent (no token, no byte fallback: they become the
+ * unk_token, or vanish when there is none), as encode meets them. Zero-initialise; several
+ * encodes may add to one. */
+#define VX_TOK_UNKNOWN_KEEP 8
+typedef struct vx_tok_unknown {
+    uint32_t cp[VX_TOK_UNKNOWN_KEEP]; /* distinct code points, first seen first */
+    int n;                            /* how many were noted (> VX_TOK_UNKNOWN_KEEP: more than kept) */
+} vx_tok_unknown;
+/* encode, noting such characters in *unknown (may be NULL). */
+vocis_status vx_tokenizer_encode_ex(const vx_tokenizer *t, const char *text, size_t len, int32_t **ids, size_t *n,
+                                    vx_tok_unknown *unknown, vx_err *err);
+/* "the tokenizer has no token for '😀' (U+1F600), ...: they are read as [UNK]" for the kept
+ * characters from index `from` on. */
+void vx_tok_unknown_message(const vx_tokenizer *t, const vx_tok_unknown *u, int from, char *buf, size_t cap);
+
 #endif

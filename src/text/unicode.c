@@ -78,6 +78,16 @@ int vx_uc_white_space(uint32_t cp) {
  * category Zs; that is White_Space plus the information separators. */
 int vx_uc_py_space(uint32_t cp) { return vx_uc_white_space(cp) || (cp >= 0x1C && cp <= 0x1F); }
 
+int vx_utf8_blank(const char *s, size_t len) {
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        int k = vx_utf8_next(s, len, i, &cp);
+        if (!k || !vx_uc_py_space(cp)) return 0;
+        i += (size_t)k;
+    }
+    return 1;
+}
+
 int vx_uc_rust_word(uint32_t cp) {
     if (cp < 0x80)
         return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || cp == '_';

@@ -13,6 +13,9 @@
 int vx_utf8_next(const char *s, size_t len, size_t i, uint32_t *cp);
 /* Offset of the first byte that is not well-formed UTF-8, or len if none. */
 size_t vx_utf8_check(const char *s, size_t len);
+/* 1 when s[0..len) is empty or only Python whitespace (str.isspace), i.e. nothing to say; 0 otherwise
+ * (invalid UTF-8 included). */
+int vx_utf8_blank(const char *s, size_t len);
 /* Writes cp as UTF-8 into out (4 bytes room); returns the byte count. */
 int vx_utf8_put(uint32_t cp, char *out);
 

@@ -55,7 +55,9 @@ if /usr/bin/time -f "%M" -o "$SCRATCH/rss" timeout 120 "$VOCIS" voice create --m
         -o "$SCRATCH/long.voice" --threads 2 2>"$SCRATCH/err"; then
     rss_kb=$(tail -1 "$SCRATCH/rss")
     secs=$(( $(date +%s) - start ))
-    if [ "$rss_kb" -lt 1000000 ] && grep -q "first 60 s" "$SCRATCH/err"; then
+    # the metadata records the whole recording and the part cloned
+    if [ "$rss_kb" -lt 1000000 ] && grep -q "first 60 s" "$SCRATCH/err" &&
+        grep -aqE '"source_seconds":"72[0-9]{2}\.[0-9]{3}"' "$SCRATCH/long.voice" && grep -aq '"used_seconds":"60.000"' "$SCRATCH/long.voice"; then
         echo "ok   two-hour recording: ${secs} s, peak RSS $((rss_kb / 1024)) MiB"
     else
         echo "FAIL long: rss ${rss_kb} kB: $(cat "$SCRATCH/err")"; fails=$((fails + 1))

@@ -12,7 +12,7 @@ CODES="ar, da, de, el, en, es, fi, fr, he, hi, it, ja, ko, ms, nl, no, pl, pt, r
 O=$SCRATCH/o.wav
 speak=("$VOCIS" speak --precision exact --model "$M" --text "Bonjour." --seed 0 -q -o "$O")
 
-expect_error speak-no-language "needs a language \(--language\): one of $CODES" "${speak[@]}"
+expect_error speak-no-language "^vocis speak: --language: Chatterbox-Multilingual needs a language: one of $CODES\$" "${speak[@]}"
 expect_error speak-bad-language "unsupported language 'xx' \(supported: $CODES\)" "${speak[@]}" --language xx
 expect_error speak-empty-language "needs a language" "${speak[@]}" --language ""
 expect_error tokens-no-language "needs a language" "$VOCIS" tokens --model "$M" --text "Hallo." -q

@@ -47,7 +47,14 @@ else bad "--help"; fi
 expect_error "unknown flag" "unknown option '--bogus'" -- --bogus 1 --model "$model" --text hi
 expect_error "missing --model" "missing --model" -- --text hi
 expect_error "missing --text" "missing --text" -- --model "$model"
-expect_error "empty text" "--text is empty" -- --model "$model" --text ""
+expect_error "empty text" "vocis tokenize: text is empty" -- --model "$model" --text ""
+# whitespace only (Unicode spaces too) is refused as speak refuses it, with the same message
+for blank in "  " $'\t\n' $'\u3000\u00a0'; do
+    expect_error "blank text" "vocis tokenize: text is empty" -- --model "$model" --text "$blank"
+    "$vocis" speak --model "$model" --text "$blank" -q -o "$scratch/blank.wav" 2>"$scratch/err"
+    if [ $? -ne 0 ] && [ "$(cat "$scratch/err")" = "vocis speak: text is empty" ]; then ok
+    else bad "speak of blank text: $(cat "$scratch/err")"; fi
+done
 expect_error "missing model dir" "no/such/dir/tokenizer.json" -- --model "$scratch/no/such/dir" --text hi
 expect_error "invalid utf-8" "invalid UTF-8 at byte offset 2" -- --model "$model" --text $'ab\xff'
 mkdir -p "$scratch/vv"
@@ -56,6 +63,19 @@ expect_error "not chatterbox" "[START]/[STOP]" -- --model "$scratch/vv" --text h
 mkdir -p "$scratch/broken"
 printf '{"model": {' >"$scratch/broken/tokenizer.json"
 expect_error "broken json" "invalid JSON" -- --model "$scratch/broken" --text hi
+
+# emoji: ids as upstream ([UNK] = 1), with a warning naming the characters the vocabulary lacks
+got=$("$vocis" tokenize --model "$model" --text "Hi 😀 there 🎉 😀" 2>"$scratch/err")
+if [ "$got" = "255 46 76 2 1 2 223 2 1 2 1 20 0" ] &&
+    [ "$(cat "$scratch/err")" = "vocis tokenize: warning: the tokenizer has no token for '😀' (U+1F600), '🎉' (U+1F389): they are read as [UNK]" ]; then ok
+else bad "emoji: got '$got', stderr '$(cat "$scratch/err")'"; fi
+got=$("$vocis" tokenize --model "$data/chatterbox-mtl/ckpt" --language en --text "Hi 😀" 2>"$scratch/err")
+if [ -n "$got" ] && grep -qx "vocis tokenize: warning: the tokenizer has no token for '😀' (U+1F600): it is read as \[UNK\]" "$scratch/err"; then ok
+else bad "emoji (multilingual): got '$got', stderr '$(cat "$scratch/err")'"; fi
+# ... and through speak (on_warning): the same line, then the audio
+"$vocis" speak --model "$model" --text "Hi 😀 there 🎉" --seed 1 --max-tokens 5 -o "$scratch/emoji.wav" 2>"$scratch/err"
+if [ $? -eq 0 ] && grep -qx "vocis speak: warning: the tokenizer has no token for '😀' (U+1F600), '🎉' (U+1F389): they are read as \[UNK\]" "$scratch/err"; then ok
+else bad "emoji through speak: $(cat "$scratch/err")"; fi
 
 # 3. 100k characters: a 100k-letter word, then 100k characters of words.
 # Both succeed (exit 0, one line of ids) with a one-line warning that T3

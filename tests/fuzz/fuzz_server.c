@@ -1,8 +1,8 @@
 /* libFuzzer target for the request side of `vocis serve` (src/server/proto.c):
  * the input is "METHOD PATH\nCONTENT-TYPE\nBODY". The router, the method
  * check, the speech-request parser (JSON -> validated fields), the
- * multipart/form-data splitter, the query-string decoder, name validation and
- * the OpenAI error JSON all run on it; invariants are checked with abort(). */
+ * multipart/form-data splitter, the query-string decoder, name validation,
+ * the path scrubbing of client messages and the OpenAI error JSON all run on it; invariants are checked with abort(). */
 #include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,6 +64,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int np = vx_srv_parse_multipart(ctype, body, blen, parts, 8);
     for (int i = 0; i < np; i++)
         if (parts[i].data < body || parts[i].data + parts[i].len > body + blen) abort();
+    /* an error message for a client: stays within its buffer */
+    const char *paths[] = {"srv/voices/a.ref", "srv/voices", "", NULL}, *names[] = {"a", "voices", "x", "y"};
+    char scrubbed[64];
+    vx_srv_scrub_paths(ctype, paths, names, 4, scrubbed, sizeof scrubbed);
+    if (strlen(scrubbed) >= sizeof scrubbed) abort();
     char *b = vx_srv_base64(body, blen < 4096 ? blen : 4096);
     if (b && strlen(b) != ((blen < 4096 ? blen : 4096) + 2) / 3 * 4) abort();
     free(b);

@@ -119,7 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(again);
     }
     free(norm);
-    if (vx_cb_text_to_ids(cb_tok, z, &ids, &n, &e) == VOCIS_OK) check_ids(cb_tok, ids, n);
+    if (vx_cb_text_to_ids(cb_tok, z, &ids, &n, NULL, &e) == VOCIS_OK) check_ids(cb_tok, ids, n);
     free(ids);
     free(z);
     return 0;

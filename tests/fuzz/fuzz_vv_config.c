@@ -1,7 +1,9 @@
 /* libFuzzer target: arbitrary bytes as a VibeVoice config.json
  * (vx_vv_config_parse + vx_vv_config_check), as a preprocessor_config.json
- * over the parsed test model's config (vx_vv_preproc_parse + check), and as a
- * Chatterbox override file (vx_cb_config_load with an explicit path).
+ * over the parsed test model's config (vx_vv_preproc_parse + check), as a
+ * --config override of the test model's config.json (vx_vv_config_parse_override),
+ * and as a Chatterbox override file (vx_cb_config_load with an explicit path,
+ * alone and over the tiny checkpoint folder's config).
  * Accepted values must satisfy the invariants the model code relies on.
  * Data: $VOCIS_FUZZ_DATA or the compiled-in tests/data. */
 #define _GNU_SOURCE
@@ -91,6 +93,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
     }
 
+    /* an override of the test model's config.json */
+    if (vx_vv_config_parse_override(fz_data_path("vibevoice/model/config.json"), mf.path, c, &e) == VOCIS_OK)
+        check_cfg(c);
+
     /* preprocessor_config.json over the test model's config */
     memcpy(c, &base, sizeof *c);
     if (vx_vv_preproc_parse(mf.path, c, &e) == VOCIS_OK) {
@@ -100,13 +106,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     free(c);
 
-    vx_cb_config cb;
-    vx_cb_config_default(&cb);
-    if (vx_cb_config_load(&cb, NULL, mf.path, &e) == VOCIS_OK) {
-        CHECK(cb.t3_heads >= 1 && cb.t3_kv_heads >= 1 && cb.t3_heads % cb.t3_kv_heads == 0);
-        CHECK(cb.t3_head_dim >= 1 && cb.perceiver_heads >= 1 && cb.s3tok_heads >= 1);
-        CHECK(cb.flow_encoder_heads >= 1 && cb.flow_decoder_heads >= 1 && cb.flow_decoder_head_dim >= 1);
-        CHECK(cb.rope_theta >= 1.0f && cb.rms_eps >= 0.0f);
+    for (int with_dir = 0; with_dir < 2; with_dir++) {
+        vx_cb_config cb;
+        vx_cb_config_default(&cb);
+        if (vx_cb_config_load(&cb, with_dir ? fz_data_path("chatterbox/ckpt") : NULL, mf.path, &e) == VOCIS_OK) {
+            CHECK(cb.t3_heads >= 1 && cb.t3_kv_heads >= 1 && cb.t3_heads % cb.t3_kv_heads == 0);
+            CHECK(cb.t3_head_dim >= 1 && cb.perceiver_heads >= 1 && cb.s3tok_heads >= 1);
+            CHECK(cb.flow_encoder_heads >= 1 && cb.flow_decoder_heads >= 1 && cb.flow_decoder_head_dim >= 1);
+            CHECK(cb.rope_theta >= 1.0f && cb.rms_eps >= 0.0f && cb.gpt2_heads[0] >= 0 && cb.gpt2_heads[1] >= 0);
+        }
     }
     return 0;
 }

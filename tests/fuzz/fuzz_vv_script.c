@@ -1,5 +1,5 @@
 /* libFuzzer target: arbitrary bytes as a VibeVoice script
- * (vx_vv_script_parse, vx_vv_script_demo_format), and every parsed script
+ * (vx_vv_script_parse, vx_vv_script_join), and every parsed script
  * through vx_vv_process with the test model's tokenizer + config and short
  * synthetic voices (none, and one per speaker when there are few).
  * Data: $VOCIS_FUZZ_DATA or the compiled-in tests/data. */
@@ -112,8 +112,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     vx_vv_script_free(&s);
 
     char *demo = NULL;
-    if (vx_vv_script_demo_format(text, size, &demo, &e) == VOCIS_OK) {
-        CHECK(demo != NULL);
+    int n_labels = 0;
+    if (vx_vv_script_join(text, size, warn, &nwarn, &demo, &n_labels, &e) == VOCIS_OK) {
+        CHECK(demo != NULL && n_labels >= 0);
+        CHECK(n_labels > 0 || !*demo);
         vx_vv_script s2;
         if (vx_vv_script_parse(demo, strlen(demo), NULL, NULL, &s2, &e) == VOCIS_OK) run_process(&s2);
         vx_vv_script_free(&s2);

@@ -39,6 +39,15 @@ grep -oE '\bvocis_[a-z0-9_]+\(' "$SRC/include/vocis.h" | tr -d '(' | sort -u >"$
 missing=$(comm -23 "$SCRATCH/declared" "$SCRATCH/exports" | tr '\n' ' ')
 [ -z "$missing" ] && ok "every function declared in vocis.h is exported" || fail "declared but not exported: $missing"
 
+# ---- the installed vocis runs as installed: no LD_LIBRARY_PATH (it carries libvocis.a) ----
+if ldd "$P/bin/vocis" | grep -q libvocis; then
+    fail "bin/vocis needs libvocis.so: $(ldd "$P/bin/vocis" | grep libvocis)"
+else
+    ok "bin/vocis links no libvocis.so"
+fi
+env -u LD_LIBRARY_PATH "$P/bin/vocis" info --model "$DATA/chatterbox/ckpt" >"$SCRATCH/info.out" 2>&1 \
+    && ok "bin/vocis info runs without LD_LIBRARY_PATH" || { cat "$SCRATCH/info.out"; fail "bin/vocis without LD_LIBRARY_PATH"; }
+
 # ---- version ----------------------------------------------------------------------
 ver=$("$P/bin/vocis" --version)
 echo "$ver" | grep -qE "^vocis $V \(cpu: .*kernels: (scalar|avx2|avx512)" && ok "vocis --version: $ver" || fail "vocis --version: '$ver'"
@@ -65,6 +74,13 @@ if [ -x "$SCRATCH/speak" ]; then
     "$P/bin/vocis" speak --model "$DATA/chatterbox/ckpt" --text "Hello world, this is a test." --seed 7 -q \
         -o "$SCRATCH/cli.wav" && cmp -s "$SCRATCH/ex.wav" "$SCRATCH/cli.wav" \
         && ok "speak.c output is byte-identical to vocis speak --seed 7" || fail "speak.c and vocis speak differ"
+    # README: a program linked against a prefix outside the loader's path records it with -rpath
+    cc $SAN "$SRC/examples/speak.c" $flags -Wl,-rpath,"$(pkg-config --variable=libdir vocis)" -o "$SCRATCH/speak_rpath" \
+        2>"$SCRATCH/cc_rpath.log" || { cat "$SCRATCH/cc_rpath.log"; fail "compile speak.c with -rpath"; }
+    env -u LD_LIBRARY_PATH "$SCRATCH/speak_rpath" "$DATA/chatterbox/ckpt" "Hello world, this is a test." \
+        "$SCRATCH/ex_rpath.wav" 7 >/dev/null 2>"$SCRATCH/rpath.err" && cmp -s "$SCRATCH/ex_rpath.wav" "$SCRATCH/cli.wav" \
+        && ok "speak.c built with -Wl,-rpath,\$(pkg-config --variable=libdir vocis) runs without LD_LIBRARY_PATH" \
+        || { cat "$SCRATCH/rpath.err"; fail "speak.c with -rpath"; }
     LD_LIBRARY_PATH=$P/lib "$SCRATCH/speak" "$SCRATCH/no-such-model" "Hi." "$SCRATCH/bad.wav" 2>"$SCRATCH/bad.err"
     rc=$?
     [ $rc -eq 1 ] && grep -q "model folder not found" "$SCRATCH/bad.err" && [ ! -e "$SCRATCH/bad.wav" ] \
@@ -87,8 +103,10 @@ fi
 if cmake -S "$SRC/tests/package/consumer" -B "$SCRATCH/consumer" -DCMAKE_PREFIX_PATH="$P" \
         -DVOCIS_EXAMPLE="$SRC/examples/speak.c" -DVOCIS_WANT="$MAJOR.$MINOR" -DCMAKE_C_FLAGS="$SAN" >"$SCRATCH/consumer.log" 2>&1 \
     && cmake --build "$SCRATCH/consumer" >>"$SCRATCH/consumer.log" 2>&1; then
-    LD_LIBRARY_PATH=$P/lib "$SCRATCH/consumer/speak" "$DATA/chatterbox/ckpt" "Hi." "$SCRATCH/cm.wav" 1 >/dev/null 2>&1 \
-        && ok "find_package(vocis $MAJOR.$MINOR) + vocis::vocis builds and runs speak.c" || fail "run the CMake-built speak"
+    # CMake records the imported library's folder in the build tree's RPATH: no LD_LIBRARY_PATH needed
+    env -u LD_LIBRARY_PATH "$SCRATCH/consumer/speak" "$DATA/chatterbox/ckpt" "Hi." "$SCRATCH/cm.wav" 1 >/dev/null 2>&1 \
+        && ok "find_package(vocis $MAJOR.$MINOR) + vocis::vocis builds and runs speak.c (no LD_LIBRARY_PATH)" \
+        || fail "run the CMake-built speak"
 else
     tail -20 "$SCRATCH/consumer.log"; fail "find_package(vocis) consumer project"
 fi

@@ -44,6 +44,8 @@ int main(void) {
     F(vocis_progress, n_chunks);
     F(vocis_progress, step);
     F(vocis_progress, n_steps);
+    F(vocis_progress, text_tokens);
+    F(vocis_progress, speech_tokens);
 
     S(vocis_vv_options);
     F(vocis_vv_options, cfg_scale);
@@ -60,6 +62,7 @@ int main(void) {
     F(vocis_speak_options, on_progress);
     F(vocis_speak_options, on_audio);
     F(vocis_speak_options, user);
+    F(vocis_speak_options, on_warning);
 
     S(vocis_convert_options);
     F(vocis_convert_options, seed);

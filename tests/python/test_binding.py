@@ -28,9 +28,14 @@ LONG = "First sentence of a longer text. And here is a second one. A third sente
 PKG = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "bindings", "python"))
 
 
-def cli_f32(*args):
+RT = os.path.join(DATA, "vibevoice-realtime", "model")
+RT_PRESET = os.path.join(DATA, "vibevoice-realtime", "voices", "streaming_model", "en-TinyAda_woman.pt")
+MTL = os.path.join(DATA, "chatterbox-mtl", "ckpt")
+
+
+def cli_f32(*args, model=CKPT):
     """Raw f32le samples of `vocis speak ... -o - --format f32`."""
-    r = subprocess.run([VOCIS_CLI, "speak", "--model", CKPT, "--threads", "1", "-q", "--format", "f32", "-o", "-"]
+    r = subprocess.run([VOCIS_CLI, "speak", "--model", model, "--threads", "1", "-q", "--format", "f32", "-o", "-"]
                        + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if r.returncode:
         raise AssertionError("vocis speak failed: %s" % r.stderr.decode())
@@ -126,6 +131,30 @@ class Binding(unittest.TestCase):
                            stdout=subprocess.PIPE, universal_newlines=True, check=True)
         self.assertRegex(r.stdout, r"^vocis %s \(cpu: .*kernels: " % vocis.version().replace(".", r"\."))
 
+    def test_realtime_takes_its_own_defaults(self):
+        """Realtime-0.5B runs CFG 1.5 / 5 steps (vocis_speak_options_for_model), not 1.5B's 1.3 / 10."""
+        text = "Hello there, friend."
+        with vocis.Model(RT, threads=1) as m:
+            x, sr = m.speak(text, voice=RT_PRESET, seed=7)
+            old_defaults, _ = m.speak(text, voice=RT_PRESET, seed=7, cfg_scale=1.3, diffusion_steps=10)
+            explicit, _ = m.speak(text, voice=RT_PRESET, seed=7, cfg_scale=1.5, diffusion_steps=5)
+        self.assertEqual(sr, 24000)
+        ref = cli_f32("--voice", RT_PRESET, "--text", text, "--seed", "7", model=RT)
+        self.assertGreater(len(ref), 0)
+        self.assertTrue(np.array_equal(x, ref), "binding and vocis speak differ on Realtime")
+        self.assertTrue(np.array_equal(explicit, ref))
+        self.assertFalse(np.array_equal(old_defaults, ref), "the knobs make no difference: the test cannot fail")
+        outs = []
+        for cmd in ([sys.executable, "-m", "vocis"], [VOCIS_CLI]):
+            out = os.path.join(SCRATCH, "rt_%d.wav" % len(outs))
+            r = subprocess.run(cmd + ["speak", "--model", RT, "--voice", RT_PRESET, "--text", text, "--seed", "7",
+                                      "--threads", "1", "-q", "-o", out],
+                               env=dict(os.environ, PYTHONPATH=PKG), stderr=subprocess.PIPE)
+            self.assertEqual(r.returncode, 0, r.stderr.decode())
+            with open(out, "rb") as f:
+                outs.append(f.read())
+        self.assertEqual(outs[0], outs[1], "python3 -m vocis speak and vocis speak wrote different Realtime files")
+
     # ---- voices ---------------------------------------------------------------------
 
     def test_clone_voice(self):
@@ -158,8 +187,35 @@ class Binding(unittest.TestCase):
         r = subprocess.run([VOCIS_CLI, "tokens", "--model", CKPT, "--text", TEXT, "--seed", "0", "--max-tokens", "30",
                             "--threads", "1"], stdout=subprocess.PIPE, universal_newlines=True, check=True)
         self.assertEqual(" ".join(map(str, t)), " ".join(r.stdout.split()))
+        self.assertEqual(self.m.tokenize("Hello world.", language="en"), ids)
+
+    def test_tokenize_language(self):
+        text = "Bonjour, comment ça va ?"
+        with vocis.Model(MTL, threads=1) as m:
+            ids = m.tokenize(text, language="fr")
+            with self.assertRaises(vocis.ArgumentError) as cm:
+                m.tokenize(text)  # Multilingual needs a language
+            self.assertIn("language", str(cm.exception))
+            with self.assertRaises(vocis.ArgumentError):
+                m.tokenize(text, language="xx")
+        r = subprocess.run([VOCIS_CLI, "tokenize", "--model", MTL, "--language", "fr", "--text", text],
+                           stdout=subprocess.PIPE, universal_newlines=True, check=True)
+        self.assertEqual(" ".join(map(str, ids)), r.stdout.strip())
+        r = subprocess.run([sys.executable, "-m", "vocis", "tokenize", "--model", MTL, "--language", "fr", "--text",
+                            text], env=dict(os.environ, PYTHONPATH=PKG), stdout=subprocess.PIPE,
+                           universal_newlines=True, check=True)
+        self.assertEqual(" ".join(map(str, ids)), r.stdout.strip())
 
     # ---- callbacks --------------------------------------------------------------------
+
+    def test_warnings(self):
+        import warnings
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            x, sr = self.m.speak("Hi \U0001F600 there.", seed=1, max_tokens=5)
+        self.assertGreater(len(x), 0)
+        msgs = [str(i.message) for i in w if issubclass(i.category, vocis.VocisWarning)]
+        self.assertEqual(msgs, ["the tokenizer has no token for '\U0001F600' (U+1F600): it is read as [UNK]"])
 
     def test_progress_and_cancel(self):
         seen = []
@@ -219,6 +275,18 @@ class Binding(unittest.TestCase):
         self.assertIn("not a recognised model folder", str(cm.exception))
         with self.assertRaises(vocis.ArgumentError):
             vocis.Model(CKPT, precision="fp4")
+        saved = os.environ.get("VOCIS_PRECISION")
+        os.environ["VOCIS_PRECISION"] = "bogus"  # refused at open, not silently the default
+        try:
+            with self.assertRaises(vocis.ArgumentError) as cm:
+                vocis.Model(CKPT, threads=1)
+            self.assertIn("VOCIS_PRECISION=bogus: unknown precision", str(cm.exception))
+            vocis.Model(CKPT, threads=1, precision="exact").close()  # an explicit precision does not read it
+        finally:
+            if saved is None:
+                del os.environ["VOCIS_PRECISION"]
+            else:
+                os.environ["VOCIS_PRECISION"] = saved
         cases = [
             (vocis.ArgumentError, lambda: m.speak(TEXT, temperature=0)),
             (vocis.ArgumentError, lambda: m.speak(TEXT, temperature=float("nan"))),

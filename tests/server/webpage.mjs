@@ -1,6 +1,7 @@
 // The web page at "/" in headless Chromium (puppeteer-core): load it, type a
 // text, press Speak, and check that streamed audio arrived and was played;
-// then clone a voice through the upload form.
+// then clone a voice through the upload form; then speak French with the
+// Multilingual model (the language select appears only for it).
 // usage: node webpage.mjs BASE_URL CHROMIUM REF_WAV
 import puppeteer from "puppeteer-core";
 
@@ -37,6 +38,21 @@ try {
   const vs = await page.$eval("#vstatus", (e) => e.textContent);
   vs.startsWith("saved browser_voice") ? ok("voice cloned from the page: " + vs) : bad("upload: " + vs);
   (await page.$eval("#voice", (s) => s.value)) === "browser_voice" ? ok("new voice selected") : bad("new voice not selected");
+  // Multilingual: a language select for the model that has languages, sent as "language"
+  (await page.$eval("#language_l", (l) => l.hidden)) ? ok("no language select for the English model")
+                                                     : bad("a language select for the English model");
+  await page.select("#model", "mtl");
+  const langs = await page.$eval("#language_l", (l) => l.hidden ? [] : [...document.querySelector("#language").options].map((o) => o.value));
+  langs.length === 23 && langs.includes("fr") ? ok("language select for mtl: " + langs.join(",")) : bad("languages: " + langs);
+  await page.select("#language", "fr");
+  await page.select("#voice", "default");
+  await page.$eval("#text", (t) => { t.value = "Bonjour depuis le navigateur."; });
+  await page.click("#speak");
+  await page.waitForFunction(() => window.__vocis.done || window.__vocis.error, { timeout: 60000 });
+  const st2 = await page.evaluate(() => window.__vocis);
+  st2.error ? bad("speak in French: " + st2.error) : ok(`French: received ${st2.bytes} bytes`);
+  await page.select("#model", "ckpt");
+  (await page.$eval("#language_l", (l) => l.hidden)) ? ok("language select hidden again for ckpt") : bad("language select still shown");
 } catch (e) {
   bad(String(e));
 } finally {

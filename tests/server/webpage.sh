@@ -19,11 +19,12 @@ if ! cmp -s "$HERE/package-lock.json" "$NPM_DIR/package-lock.json" || [ ! -d "$N
         echo "SKIP: npm ci failed (registry unreachable?): $(tail -3 "$NPM_DIR/npm.log")"; rm -f "$NPM_DIR/package-lock.json"; exit 0
     fi
 fi
-start_server --model "$DATA/chatterbox/ckpt" --voices "$SCRATCH/voices" --threads 2
+start_server --model "$DATA/chatterbox/ckpt" --model mtl="$DATA/chatterbox-mtl/ckpt" --voices "$SCRATCH/voices" --threads 2
 cp "$HERE/webpage.mjs" "$NPM_DIR/"
 export HOME=$SCRATCH   # chromium's profile and crash folders
 if timeout 240 node "$NPM_DIR/webpage.mjs" "$URL" "$CHROME" "$DATA/chatterbox/golden/ref_24k.wav"; then ok "web page cases"; else bad "web page (rc $?)"; fi
-grep -q 'POST /v1/audio/speech 200' "$SCRATCH/server.log" && ok "the page's request reached the server" || bad "no speech request logged"
+grep -q 'POST /v1/audio/speech 200 .*model=ckpt' "$SCRATCH/server.log" && ok "the page's request reached the server" || bad "no speech request logged"
+grep -q 'POST /v1/audio/speech 200 .*model=mtl' "$SCRATCH/server.log" && ok "the page's Multilingual request was served" || bad "no Multilingual request logged"
 health_ok "web page"
 stop_server TERM
 [ "$SRV_RC" = 0 ] || bad "server exit $SRV_RC"

@@ -58,7 +58,7 @@ static void golden_cases(void) {
         vx_mtl_steps_free(&s);
         int32_t *ids = NULL;
         size_t nids = 0;
-        CHECK(vx_mtl_text_to_ids(t, tok, str_of(c, "input"), lang, &ids, &nids, &err) == VOCIS_OK);
+        CHECK(vx_mtl_text_to_ids(t, tok, str_of(c, "input"), lang, &ids, &nids, NULL, &err) == VOCIS_OK);
         const cJSON *want = cJSON_GetObjectItemCaseSensitive(c, "token_ids");
         int same = (int)nids == cJSON_GetArraySize(want);
         size_t k = 0;

@@ -68,8 +68,15 @@ static void test_names(void) {
     setenv("VOCIS_PRECISION", "bf16", 1);
     CHECK(vx_precision_resolve_part(VX_PREC_DEFAULT, VX_PART_LM) == VX_PREC_BF16);
     CHECK(vx_precision_resolve_part(VX_PREC_EXACT, VX_PART_FLOW) == VX_PREC_EXACT);
+    CHECK(vx_precision_check(VX_PREC_DEFAULT, &err) == VOCIS_OK);
     setenv("VOCIS_PRECISION", "nonsense", 1);
     CHECK(vx_precision_resolve(VX_PREC_DEFAULT) == VX_PREC_EXACT);
+    /* ... but the default then is refused (a typo must not silently mean the default); an explicit mode is not */
+    CHECK(vx_precision_check(VX_PREC_DEFAULT, &err) == VOCIS_E_ARG);
+    CHECK(strstr(err.msg, "VOCIS_PRECISION=nonsense") && strstr(err.msg, "exact, bf16, q8 or default"));
+    CHECK(vx_precision_check(VX_PREC_EXACT, &err) == VOCIS_OK);
+    setenv("VOCIS_PRECISION", "default", 1);
+    CHECK(vx_precision_check(VX_PREC_DEFAULT, &err) == VOCIS_OK);
     unsetenv("VOCIS_PRECISION");
     /* the default: LMs exact (upstream's tokens), acoustic parts bf16 where the CPU has AVX512_BF16 */
     int audio = vx_cpu_has_avx512bf16() ? VX_PREC_BF16 : VX_PREC_EXACT;

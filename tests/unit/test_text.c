@@ -268,7 +268,7 @@ static void test_chatterbox_golden(void) {
         int32_t *want_t3 = json_ids(cJSON_GetObjectItem(c, "t3_text_tokens"), &nt);
         int32_t *ids = NULL;
         size_t n = 0;
-        CHECK_MSG(vx_cb_text_to_ids(t, in, &ids, &n, &err) == VOCIS_OK, "case %d: %s", count, err.msg);
+        CHECK_MSG(vx_cb_text_to_ids(t, in, &ids, &n, NULL, &err) == VOCIS_OK, "case %d: %s", count, err.msg);
         if (!same_ids(ids, n, want, nw)) {
             CHECK_MSG(0, "case %d: token ids differ for \"%s\"", count, in);
             print_ids("got", ids, n);
@@ -703,7 +703,7 @@ static void test_long_text(void) {
         vx_err err;
         vx_err_clear(&err);
         double t0 = now_s();
-        CHECK_MSG(vx_cb_text_to_ids(t, text, &ids, &n, &err) == VOCIS_OK, "%s", err.msg);
+        CHECK_MSG(vx_cb_text_to_ids(t, text, &ids, &n, NULL, &err) == VOCIS_OK, "%s", err.msg);
         fprintf(stderr, "long text %d: %zu ids in %.3f s\n", pass, n, now_s() - t0);
         CHECK(n > 1000);
         int valid = 1;
@@ -713,6 +713,38 @@ static void test_long_text(void) {
     }
     free(text);
     vx_tokenizer_free(t);
+}
+
+/* Characters without a token are noted once each (first seen first, at most 8 kept); byte-level
+ * vocabularies have none; blank text is only Python whitespace. */
+static void test_unknown_chars(void) {
+    vx_tokenizer *t = load("chatterbox/ckpt/tokenizer.json"), *bl = load("vibevoice/model/tokenizer.json");
+    if (!t || !bl) return;
+    vx_tok_unknown u = {{0}, 0};
+    int32_t *ids = NULL;
+    size_t n = 0;
+    vx_err err = {0};
+    const char *text = "a\xF0\x9F\x98\x80 b \xF0\x9F\x8E\x89\xF0\x9F\x98\x80\xE2\x80\x8B";
+    CHECK(vx_tokenizer_encode_ex(t, text, strlen(text), &ids, &n, &u, &err) == VOCIS_OK);
+    CHECK(u.n == 3 && u.cp[0] == 0x1F600 && u.cp[1] == 0x1F389 && u.cp[2] == 0x200B);
+    char msg[300];
+    vx_tok_unknown_message(t, &u, 1, msg, sizeof msg);
+    CHECK_MSG(!strcmp(msg, "the tokenizer has no token for '\xF0\x9F\x8E\x89' (U+1F389), '\xE2\x80\x8B' (U+200B): "
+                           "they are read as [UNK]"), "%s", msg);
+    free(ids);
+    const char *many = "\xCE\xB1\xCE\xB2\xCE\xB3\xCE\xB4\xCE\xB5\xCE\xB6\xCE\xB7\xCE\xB8\xCE\xB9\xCE\xBA";
+    vx_tok_unknown v = {{0}, 0};
+    CHECK(vx_tokenizer_encode_ex(t, many, strlen(many), &ids, &n, &v, &err) == VOCIS_OK);
+    free(ids);
+    vx_tok_unknown_message(t, &v, 0, msg, sizeof msg); /* the tiny vocabulary has no Greek: 8 of 10 named */
+    CHECK_MSG(v.n == 10 && v.cp[7] == 0x3B8 && strstr(msg, "(U+03B8) and more: they are read as [UNK]"), "%s", msg);
+    vx_tok_unknown w = {{0}, 0};
+    CHECK(vx_tokenizer_encode_ex(bl, text, strlen(text), &ids, &n, &w, &err) == VOCIS_OK && w.n == 0);
+    free(ids);
+    CHECK(vx_utf8_blank("", 0) && vx_utf8_blank(" \t\n\xE3\x80\x80\xC2\xA0\x1C", 9) && !vx_utf8_blank(" .", 2) &&
+          !vx_utf8_blank("\xE2\x80\x8B", 3) && !vx_utf8_blank("\xFF", 1));
+    vx_tokenizer_free(t);
+    vx_tokenizer_free(bl);
 }
 
 static void test_unicode_helpers(void) {
@@ -735,6 +767,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     test_unicode_helpers();
+    test_unknown_chars();
     test_punc_norm();
     test_chatterbox_golden();
     test_vibevoice();

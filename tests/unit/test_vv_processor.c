@@ -1,5 +1,5 @@
 /* VibeVoice processor: script parsing (upstream _parse_script rules), the
- * demo's text-file preparation, voice normalisation, and the whole prompt
+ * demo's text-file preparation (with its warnings), voice normalisation, and the whole prompt
  * against upstream's 01_processor golden output (tiny model folder). */
 #include <math.h>
 #include <stdio.h>
@@ -74,17 +74,61 @@ static void test_parse(void) {
     CHECK(parse("Speaker 99999999999999: x", &s, &err) == VOCIS_E_FORMAT);
 }
 
-static void test_demo_format(void) {
-    const char *txt = "intro line dropped\nSpeaker 1: Hello\nthere \xe2\x80\x99"
-                      "friend\xe2\x80\x99\n\n"
-                      "Speaker 2:\nlate text\nSpeaker 3:\nSpeaker 1 : not a speaker line in the demo\n";
+static char warns[2048];
+static void keep_warn(void *user, const char *msg) {
+    (void)user;
+    n_warn++;
+    size_t l = strlen(warns);
+    snprintf(warns + l, sizeof warns - l, "%s\n", msg);
+}
+
+static char *join(const char *txt, int *n_labels) {
     char *out = NULL;
     vx_err err = {0};
-    CHECK(vx_vv_script_demo_format(txt, strlen(txt), &out, &err) == VOCIS_OK);
-    CHECK_MSG(out && strcmp(out, "Speaker 1: Hello there 'friend'\nSpeaker 2: late text\n"
-                                 "Speaker 3: Speaker 1 : not a speaker line in the demo") == 0,
+    n_warn = 0;
+    warns[0] = '\0';
+    CHECK_MSG(vx_vv_script_join(txt, strlen(txt), keep_warn, NULL, &out, n_labels, &err) == VOCIS_OK, "%s", err.msg);
+    return out;
+}
+
+/* upstream demo's preparation: continuation lines join the turn, U+2019 -> '; what the demo drops or
+ * would read aloud is warned about, naming the line */
+static void test_join(void) {
+    int nl = -1;
+    char *out = join("intro line dropped\nmore intro\nSpeaker 1: Hello\nthere \xe2\x80\x99"
+                     "friend\xe2\x80\x99\n\n"
+                     "Speaker 2:\nlate text\nSpeaker 3:\nSpeaker 1 : spaced label\nSpeaker1: glued\n",
+                     &nl);
+    CHECK_MSG(out && strcmp(out, "Speaker 1: Hello there 'friend'\nSpeaker 2: late text\nSpeaker 1: spaced label") == 0,
               "got '%s'", out ? out : "(null)");
+    CHECK(nl == 4 && n_warn == 3);
+    CHECK_MSG(strstr(warns, "script line 1 (to 2) come before the first 'Speaker N:' line and are skipped: "
+                            "'intro line dropped'") != NULL, "%s", warns);
+    CHECK_MSG(strstr(warns, "script line 8 has no text after the label and is skipped: 'Speaker 3:'") != NULL, "%s",
+              warns);
+    CHECK_MSG(strstr(warns, "script line 10 is not a 'Speaker N:' label") && strstr(warns, "'Speaker1: glued'"), "%s",
+              warns);
     free(out);
+
+    /* the golden script is unchanged (bar the final newline): no warnings */
+    out = join("Speaker 1: Hello, welcome back to the show!\nSpeaker 2: Thanks, it's great to be here.\n", &nl);
+    CHECK(out &&
+          !strcmp(out, "Speaker 1: Hello, welcome back to the show!\nSpeaker 2: Thanks, it's great to be here."));
+    CHECK(nl == 2 && n_warn == 0);
+    free(out);
+
+    /* labels only: "" (the caller refuses it); no labels: n_labels 0 and no warning about the text */
+    out = join("Speaker 1:\n\nSpeaker 2:  \n", &nl);
+    CHECK(out && !*out && nl == 2 && n_warn == 2);
+    free(out);
+    out = join("just words\nmore words\n", &nl);
+    CHECK(out && !*out && nl == 0 && n_warn == 0);
+    free(out);
+
+    CHECK(vx_vv_script_has_labels("x\n  speaker 2: y", 15) && vx_vv_script_has_labels("Speaker1: a", 11));
+    CHECK(!vx_vv_script_has_labels("Speaker A: a", 12) && !vx_vv_script_has_labels("Speakers say: hi", 16));
+    CHECK(!vx_vv_script_has_labels("Speaker: my guest", 17) && vx_vv_script_has_labels("x\nSpeaker 12b:", 14));
+    CHECK(!vx_vv_script_has_labels("A speaker: no", 13) && !vx_vv_script_has_labels("plain text", 10));
 }
 
 static void test_normalize(void) {
@@ -213,7 +257,7 @@ static void test_golden(void) {
 int main(int argc, char **argv) {
     if (argc > 1) tl_data_dir = argv[1];
     test_parse();
-    test_demo_format();
+    test_join();
     test_normalize();
     test_golden();
     return tl_finish("test_vv_processor");

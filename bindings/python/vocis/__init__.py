@@ -21,12 +21,13 @@ import operator
 import os
 import queue
 import threading
+import warnings
 from collections import namedtuple
 
 from . import _lib
 
-__all__ = ["Model", "Voice", "VocisError", "ArgumentError", "Cancelled", "Progress", "load_library", "version",
-           "version_info", "KNOBS"]
+__all__ = ["Model", "Voice", "VocisError", "ArgumentError", "Cancelled", "VocisWarning", "Progress", "load_library",
+           "version", "version_info", "KNOBS"]
 
 Progress = namedtuple("Progress", "stage chunk n_chunks step n_steps")
 Progress.__doc__ = """Where a synthesis is: stage ("t3", "s3gen", "hift", "vibevoice", ...), the
@@ -55,6 +56,11 @@ class ArgumentError(VocisError, ValueError):
 
 class Cancelled(VocisError):
     """A callback asked to stop (VOCIS_E_CANCELLED)."""
+
+
+class VocisWarning(UserWarning):
+    """An advisory of a synthesis (vocis_speak_options.on_warning): a script line not used,
+    a voice cut to 600 s, characters the tokenizer lacks, ..."""
 
 
 def _error(status, message):
@@ -205,6 +211,7 @@ class _Callbacks:
         self.user_progress, self.user_audio = on_progress, on_audio
         self.c_progress = _lib.ON_PROGRESS(self._progress) if on_progress or cancel else _lib.ON_PROGRESS()
         self.c_audio = _lib.ON_AUDIO(self._audio) if on_audio else _lib.ON_AUDIO()
+        self.c_warning = _lib.ON_WARNING(self._warning)
 
     def _stop(self):
         return self.exc is not None or (self.cancel is not None and self.cancel.is_set())
@@ -234,9 +241,17 @@ class _Callbacks:
             return 1
         return 0
 
+    def _warning(self, user, msg):
+        try:
+            warnings.warn(msg.decode("utf-8", "replace"), VocisWarning, stacklevel=2)
+        except BaseException as e:  # noqa: B902 - e.g. warnings turned into errors: re-raised after the call
+            if self.exc is None:
+                self.exc = e
+
     def install(self, opts):
         opts.on_progress = self.c_progress
         opts.on_audio = self.c_audio
+        opts.on_warning = self.c_warning
 
 
 class Voice:
@@ -397,12 +412,16 @@ class Model:
 
     # ---- text -------------------------------------------------------------------
 
-    def tokenize(self, text):
-        """The model's text token ids for text (start/stop tokens included)."""
+    def tokenize(self, text, language=None):
+        """The model's text token ids for text (start/stop tokens included).
+        language: Chatterbox-Multilingual's code (required there, e.g. "fr");
+        the other models take None, "" or "en"."""
         ids = ctypes.POINTER(ctypes.c_int32)()
         n = ctypes.c_size_t()
+        lang = _cstr(language, "language") if language is not None else None
         with self._call():
-            self._check(self._libh.vocis_tokenize(self._h, _cstr(text, "text"), ctypes.byref(ids), ctypes.byref(n)))
+            self._check(self._libh.vocis_tokenize_language(self._h, _cstr(text, "text"), lang, ctypes.byref(ids),
+                                                           ctypes.byref(n)))
         try:
             return [ids[i] for i in range(n.value)]
         finally:
@@ -463,7 +482,7 @@ class Model:
 
     def _speak_options(self, seed, knobs, fname):
         o = _lib.SpeakOptions()
-        self._libh.vocis_speak_options_default(ctypes.byref(o))
+        self._libh.vocis_speak_options_for_model(self._h, ctypes.byref(o))  # Realtime: its own CFG and steps
         o.t3.seed = _seed(seed)
         _apply_knobs(o, knobs, KNOBS, fname)
         return o

@@ -140,10 +140,11 @@ def cmd_tokenize(argv):
     p = argparse.ArgumentParser(prog="python3 -m vocis tokenize", description="the model's text token ids")
     _parser_common(p)
     p.add_argument("--text", "-t", required=True, help="text to tokenize (UTF-8)")
+    p.add_argument("--language", "--lang", help="Chatterbox-Multilingual: language code (e.g. fr)")
     ns = p.parse_args(argv)
     try:
         with _open(ns) as m:
-            print(" ".join(str(i) for i in m.tokenize(ns.text)))
+            print(" ".join(str(i) for i in m.tokenize(ns.text, language=ns.language)))
     except vocis.VocisError as e:
         raise SystemExit("vocis tokenize: %s" % e)
     return 0

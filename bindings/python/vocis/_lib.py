@@ -25,10 +25,12 @@ ON_TOKEN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.
 class Progress(ctypes.Structure):
     _fields_ = [("stage", ctypes.c_char_p),
                 ("chunk", ctypes.c_int), ("n_chunks", ctypes.c_int),
-                ("step", ctypes.c_int), ("n_steps", ctypes.c_int)]
+                ("step", ctypes.c_int), ("n_steps", ctypes.c_int),
+                ("text_tokens", ctypes.c_int), ("speech_tokens", ctypes.c_int)]
 
 
 ON_PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(Progress))
+ON_WARNING = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
 ON_AUDIO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t,
                             ctypes.c_int)
 
@@ -75,7 +77,8 @@ class SpeakOptions(ctypes.Structure):
                 ("crossfade_ms", ctypes.c_float),
                 ("on_progress", ON_PROGRESS),
                 ("on_audio", ON_AUDIO),
-                ("user", ctypes.c_void_p)]
+                ("user", ctypes.c_void_p),
+                ("on_warning", ON_WARNING)]
 
 
 class ConvertOptions(ctypes.Structure):
@@ -122,6 +125,7 @@ _PROTOS = {
     "vocis_errmsg": (_s, [_h], True),
     "vocis_model_set_threads": (None, [_h, ctypes.c_int], True),
     "vocis_tokenize": (_st, [_h, _s, _P(_P(ctypes.c_int32)), _P(ctypes.c_size_t)], True),
+    "vocis_tokenize_language": (_st, [_h, _s, _s, _P(_P(ctypes.c_int32)), _P(ctypes.c_size_t)], True),
     "vocis_free": (None, [ctypes.c_void_p], True),
     "vocis_voice_load": (_st, [_h, _s, _P(_h)], True),
     "vocis_voice_free": (None, [_h], True),
@@ -133,6 +137,7 @@ _PROTOS = {
     "vocis_t3_options_default": (None, [_P(T3Options)], True),
     "vocis_t3_generate": (_st, [_h, _h, _s, _P(T3Options), _P(_P(ctypes.c_int32)), _P(ctypes.c_size_t)], True),
     "vocis_speak_options_default": (None, [_P(SpeakOptions)], True),
+    "vocis_speak_options_for_model": (None, [_h, _P(SpeakOptions)], True),
     "vocis_speak": (_st, [_h, _h, _s, _P(SpeakOptions), _P(Audio)], True),
     "vocis_speak_script": (_st, [_h, _P(_h), ctypes.c_int, _s, _P(SpeakOptions), _P(Audio)], True),
     "vocis_audio_free": (None, [_P(Audio)], True),

@@ -182,16 +182,7 @@ vocis_status vx_t3_gpt2_load(vx_t3_gpt2 *t, const char *dir, const vx_cb_config 
     VX_TRY(vx_t3_gpt2_file(dir, &file, err));
     if (!file) return vx_fail(err, VOCIS_E_IO, "%s: no t3_turbo_v1.safetensors or t3_nano_v1.safetensors", dir);
     const int nano = strstr(file, "nano") != NULL;
-    int heads = 0;
-    if (cfg->source[0]) { /* dims.t3_gpt2.configs.<GPT2_small|GPT2_medium>.n_head of a config file */
-        cJSON *root;
-        VX_TRY(vx_json_load(cfg->source, &root, err));
-        char key[96];
-        snprintf(key, sizeof key, "dims.t3_gpt2.configs.%s.n_head", nano ? "GPT2_small" : "GPT2_medium");
-        vocis_status st = vx_json_int_at(root, key, 1, 4096, &heads, cfg->source, err);
-        cJSON_Delete(root);
-        VX_TRY(st);
-    }
+    const int heads = cfg->gpt2_heads[nano]; /* 0: width / 64 */
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     vx_weights *w;

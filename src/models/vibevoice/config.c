@@ -340,12 +340,59 @@ static void preproc_defaults(vx_vv_config *c) {
     c->pp_path[0] = '\0';
 }
 
+/* An override's keys replace those of config.json: objects merge key by key,
+ * anything else replaces the value. A key config.json lacks is refused (a
+ * typo would otherwise be ignored, as config.json's unknown fields are). */
+static vocis_status merge_override(cJSON *base, const cJSON *over, const char *prefix, const char *file,
+                                   const char *base_file, vx_err *err) {
+    for (const cJSON *it = over->child; it; it = it->next) {
+        char key[256];
+        snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", it->string);
+        cJSON *b = cJSON_GetObjectItemCaseSensitive(base, it->string);
+        if (!b)
+            return vx_fail(err, VOCIS_E_FORMAT, "%s: unknown key '%s' (%s has no such field)", file, key, base_file);
+        if (cJSON_IsObject(it) && cJSON_IsObject(b)) {
+            VX_TRY(merge_override(b, it, key, file, base_file, err));
+            continue;
+        }
+        cJSON *copy = cJSON_Duplicate(it, 1);
+        if (!copy || !cJSON_ReplaceItemInObjectCaseSensitive(base, it->string, copy)) {
+            cJSON_Delete(copy);
+            return vx_fail(err, VOCIS_E_NOMEM, "%s: out of memory", file);
+        }
+    }
+    return VOCIS_OK;
+}
+
+static vocis_status load_with_override(const char *path, const char *override_path, cJSON **root, vx_err *err) {
+    VX_TRY(vx_json_load(path, root, err));
+    if (!override_path) return VOCIS_OK;
+    cJSON *over;
+    vocis_status st = vx_json_load(override_path, &over, err);
+    if (!st && !cJSON_IsObject(over)) st = vx_fail(err, VOCIS_E_FORMAT, "%s: expected a JSON object", override_path);
+    if (!st && cJSON_IsObject(*root)) st = merge_override(*root, over, "", override_path, path, err);
+    cJSON_Delete(over);
+    if (st) {
+        cJSON_Delete(*root);
+        *root = NULL;
+    }
+    return st;
+}
+
 vocis_status vx_vv_config_parse(const char *path, vx_vv_config *c, vx_err *err) {
+    return vx_vv_config_parse_override(path, NULL, c, err);
+}
+
+vocis_status vx_vv_config_parse_override(const char *config_path, const char *override_path, vx_vv_config *c,
+                                         vx_err *err) {
     memset(c, 0, sizeof *c);
     preproc_defaults(c);
-    snprintf(c->path, sizeof c->path, "%s", path);
+    /* messages name both files when an override was merged in */
+    snprintf(c->path, sizeof c->path, "%s%s%s", config_path, override_path ? " + " : "",
+             override_path ? override_path : "");
+    const char *path = c->path;
     cJSON *root;
-    VX_TRY(vx_json_load(path, &root, err));
+    VX_TRY(load_with_override(config_path, override_path, &root, err));
     vocis_status st = VOCIS_OK;
     if (!cJSON_IsObject(root)) {
         st = vx_fail(err, VOCIS_E_FORMAT, "%s: top level must be a JSON object", path);
@@ -458,9 +505,14 @@ vocis_status vx_vv_config_check(const vx_vv_config *c, vx_err *err) {
 }
 
 vocis_status vx_vv_config_load(const char *model_dir, vx_vv_config *c, vx_err *err) {
+    return vx_vv_config_load_override(model_dir, NULL, c, err);
+}
+
+vocis_status vx_vv_config_load_override(const char *model_dir, const char *override_path, vx_vv_config *c,
+                                        vx_err *err) {
     char path[4096];
     snprintf(path, sizeof path, "%s/config.json", model_dir);
-    VX_TRY(vx_vv_config_parse(path, c, err));
+    VX_TRY(vx_vv_config_parse_override(path, override_path, c, err));
     snprintf(path, sizeof path, "%s/preprocessor_config.json", model_dir);
     struct stat sb;
     if (stat(path, &sb) == 0) {

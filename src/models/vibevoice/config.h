@@ -5,7 +5,8 @@
  * negative, non-integer or mutually inconsistent values are one-line errors
  * naming the file and the field. Values the releases always carry are
  * required; fields upstream fills with defaults when absent (noted below)
- * get those defaults. Unknown fields are ignored. */
+ * get those defaults. Unknown fields of config.json are ignored (the releases
+ * carry many vocis does not need); an override file's are not. */
 #ifndef VX_VV_CONFIG_H
 #define VX_VV_CONFIG_H
 
@@ -93,11 +94,19 @@ typedef struct vx_vv_config {
 /* Load DIR/config.json and DIR/preprocessor_config.json (optional: upstream
  * falls back to its defaults when absent) and check them together. */
 vocis_status vx_vv_config_load(const char *model_dir, vx_vv_config *c, vx_err *err);
+/* Same, with the keys of override_path (NULL = none; config.json's layout)
+ * replacing those of config.json before it is read. Every key of the override
+ * must exist in config.json (else an error naming the key and the file);
+ * messages about fields then name "config.json + override". */
+vocis_status vx_vv_config_load_override(const char *model_dir, const char *override_path, vx_vv_config *c,
+                                        vx_err *err);
 
 /* The two halves, for tools and tests. vx_vv_config_parse fills everything
  * from config.json and sets the preprocessor defaults; vx_vv_preproc_parse
  * overrides them; vx_vv_config_check validates the combination. */
 vocis_status vx_vv_config_parse(const char *config_path, vx_vv_config *c, vx_err *err);
+vocis_status vx_vv_config_parse_override(const char *config_path, const char *override_path, vx_vv_config *c,
+                                         vx_err *err);
 vocis_status vx_vv_preproc_parse(const char *pp_path, vx_vv_config *c, vx_err *err);
 vocis_status vx_vv_config_check(const vx_vv_config *c, vx_err *err);
 

@@ -1,6 +1,7 @@
 #include "models/vibevoice/generate.h"
 
 #include <math.h>
+#include <stdarg.h>
 
 #include "base/flist.h"
 #include <stdio.h>
@@ -27,13 +28,14 @@ vocis_status vx_vv_latent_scalar(const vx_weights *w, const char *name, float *o
 }
 
 vocis_status vx_vv_model_load(vx_vv_model *m, const char *dir, vx_err *err) {
-    return vx_vv_model_load_prec(m, dir, VX_PREC_EXACT, err);
+    return vx_vv_model_load_prec(m, dir, NULL, VX_PREC_EXACT, err);
 }
 
-vocis_status vx_vv_model_load_prec(vx_vv_model *m, const char *dir, int precision, vx_err *err) {
+vocis_status vx_vv_model_load_prec(vx_vv_model *m, const char *dir, const char *config_path, int precision,
+                                   vx_err *err) {
     memset(m, 0, sizeof *m);
     vocis_status st = vx_precision_check(precision, err);
-    if (!st) st = vx_vv_config_load(dir, &m->cfg, err);
+    if (!st) st = vx_vv_config_load_override(dir, config_path, &m->cfg, err);
     if (!st && strcmp(m->cfg.model_type, "vibevoice") != 0)
         st = vx_fail(err, VOCIS_E_UNSUPPORTED, "%s: model_type '%s' is not supported yet (VibeVoice 1.5B / 7B are)",
                      m->cfg.path, m->cfg.model_type);
@@ -87,33 +89,94 @@ void vx_vv_gen_opts_default(vx_vv_gen_opts *o) {
     o->nthreads = 1;
 }
 
+static void warnf(vx_vv_warn_fn warn, void *user, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void warnf(vx_vv_warn_fn warn, void *user, const char *fmt, ...) {
+    if (!warn) return;
+    char msg[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    warn(user, msg);
+}
+
+static const char *plural_voices(int n) { return n == 1 ? "voice was" : "voices were"; }
+
+/* The script as the demo prepares it, parsed; refusals name what is wrong before any heavy work. */
+static vocis_status prepare_script(const char *script, size_t len, int n_voices, vx_vv_warn_fn warn, void *warn_user,
+                                   vx_vv_script *sc, vx_err *err) {
+    char *joined = NULL;
+    int n_labels = 0;
+    VX_TRY(vx_vv_script_join(script, len, warn, warn_user, &joined, &n_labels, err));
+    vocis_status st = VOCIS_OK;
+    if (n_labels == 0 && n_voices > 0)
+        st = vx_fail(err, VOCIS_E_ARG,
+                     "%d %s given but the text has no 'Speaker N:' lines: write one line per turn as "
+                     "'Speaker 1: ...'",
+                     n_voices, plural_voices(n_voices));
+    else if (n_labels == 0)
+        st = vx_fail(err, VOCIS_E_ARG,
+                     "the script has no 'Speaker N:' lines: write one line per turn as 'Speaker 1: ...'");
+    else if (!*joined)
+        st = vx_fail(err, VOCIS_E_ARG,
+                     "the script's 'Speaker N:' lines have no text: write the words after the label, as "
+                     "'Speaker 1: Hello'");
+    else st = vx_vv_script_parse(joined, strlen(joined), warn, warn_user, sc, err);
+    free(joined);
+    return st;
+}
+
+/* A voice VibeVoice can imitate: long enough and not silent (else the model tends to end the speech at once). */
+static vocis_status check_voice(const char *path, const float *x, int64_t n, int rate, vx_err *err) {
+    if (n < (int64_t)(VX_VV_VOICE_MIN_SECONDS * rate))
+        return vx_fail(err, VOCIS_E_INVALID,
+                       "%s: the voice is %.2f s long; VibeVoice needs at least %.1f s of the speaker (a few "
+                       "seconds or more work best)",
+                       path, (double)n / rate, VX_VV_VOICE_MIN_SECONDS);
+    float peak = 0.0f;
+    for (int64_t i = 0; i < n; i++) peak = fmaxf(peak, fabsf(x[i]));
+    if (peak < 1.0f / 32768.0f)
+        return vx_fail(err, VOCIS_E_INVALID, "%s: the voice is silent (peak %.2g): there is no speaker to imitate",
+                       path, (double)peak);
+    return VOCIS_OK;
+}
+
 vocis_status vx_vv_prepare(const vx_vv_model *m, const char *script, size_t len, const char *const *voice_paths,
                            int n_voices, vx_vv_warn_fn warn, void *warn_user, vx_vv_inputs *out, vx_err *err) {
     memset(out, 0, sizeof *out);
-    if (n_voices < 0 || n_voices > 64) return vx_fail(err, VOCIS_E_ARG, "%d voices given (at most 64)", n_voices);
+    if (n_voices < 0 || n_voices > 64)
+        return vx_fail(err, VOCIS_E_ARG, "%d voices were given; at most 64 are supported", n_voices);
     vx_vv_script sc = {0};
     vx_vv_voice voices[64];
     float *bufs[64] = {0};
-    vocis_status st = vx_vv_script_parse(script, len, warn, warn_user, &sc, err);
+    vocis_status st = prepare_script(script, len, n_voices, warn, warn_user, &sc, err);
     for (int i = 0; i < n_voices && !st; i++) {
         vx_audio_info info;
         st = vx_audio_read_head(voice_paths[i], m->proc.sampling_rate, VX_VV_VOICE_MAX_SECONDS, &bufs[i],
                                 &voices[i].n, &info, err);
         voices[i].samples = bufs[i];
-        if (!st && info.truncated && warn) {
-            char msg[600];
-            snprintf(msg, sizeof msg, "%s: only the first %.0f s of the voice are used", voice_paths[i],
-                     VX_VV_VOICE_MAX_SECONDS);
-            warn(warn_user, msg);
-        }
+        if (!st && i < sc.n_speakers)
+            st = check_voice(voice_paths[i], bufs[i], voices[i].n, m->proc.sampling_rate, err);
+        if (!st && info.truncated)
+            warnf(warn, warn_user, "%s: only the first %.0f s of the voice are used", voice_paths[i],
+                  VX_VV_VOICE_MAX_SECONDS);
     }
     /* upstream labels voice i "Speaker i" by position: numbers with gaps would silently give a
      * speaker the wrong voice (or none) */
     if (!st && n_voices >= sc.n_speakers && n_voices > 0 && sc.max_speaker >= n_voices)
         st = vx_fail(err, VOCIS_E_ARG,
-                     "the script's speaker numbers skip (its speakers need %d voice slots, %d voices were given): "
+                     "the script's speaker numbers skip (its speakers need %d voice slots, %d %s given): "
                      "number the speakers 1..N in the order of the voices",
-                     sc.max_speaker + 1, n_voices);
+                     sc.max_speaker + 1, n_voices, plural_voices(n_voices));
+    if (!st && n_voices > sc.n_speakers && sc.n_speakers + 1 == n_voices)
+        warnf(warn, warn_user, "%d voices were given for %d speaker%s: voice %d is not used", n_voices,
+              sc.n_speakers, sc.n_speakers == 1 ? "" : "s", n_voices);
+    else if (!st && n_voices > sc.n_speakers)
+        warnf(warn, warn_user, "%d voices were given for %d speaker%s: voices %d to %d are not used", n_voices,
+              sc.n_speakers, sc.n_speakers == 1 ? "" : "s", sc.n_speakers + 1, n_voices);
+    if (!st && n_voices == 0)
+        warnf(warn, warn_user, "no voice was given: the prompt has no voice to imitate and the model may end the "
+                               "speech at once (give one voice recording per speaker)");
     if (!st) st = vx_vv_process(&m->proc, &sc, voices, n_voices, out, err);
     for (int i = 0; i < n_voices; i++) free(bufs[i]);
     vx_vv_script_free(&sc);

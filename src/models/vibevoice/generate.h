@@ -44,14 +44,20 @@ vocis_status vx_vv_latent_scalar(const vx_weights *w, const char *name, float *o
 /* Loads a release folder: config.json, preprocessor_config.json, the
  * (sharded) safetensors and tokenizer.json. */
 vocis_status vx_vv_model_load(vx_vv_model *m, const char *dir, vx_err *err);
-/* Same with a precision policy (kernels/precision.h; 0 = default); vx_vv_model_load is exact. */
-vocis_status vx_vv_model_load_prec(vx_vv_model *m, const char *dir, int precision, vx_err *err);
+/* Same with a precision policy (kernels/precision.h; 0 = default; vx_vv_model_load is exact) and
+ * an optional override of config.json's keys (config_path, vx_vv_config_load_override). */
+vocis_status vx_vv_model_load_prec(vx_vv_model *m, const char *dir, const char *config_path, int precision,
+                                   vx_err *err);
 void vx_vv_model_free(vx_vv_model *m);
 
-/* Processor inputs for a script (text, "Speaker N: ..." lines) and one voice
- * recording per speaker (read as librosa.load(path, sr=24000) does; at most
- * VX_VV_VOICE_MAX_SECONDS of each). warn (may be NULL) gets one-line notes. */
+/* Processor inputs for a script ("Speaker N: ..." lines, prepared by
+ * vx_vv_script_join as upstream's demo does) and one voice recording per
+ * speaker (read as librosa.load(path, sr=24000) does; at most
+ * VX_VV_VOICE_MAX_SECONDS of each; a speaker's voice shorter than
+ * VX_VV_VOICE_MIN_SECONDS or silent is refused). warn (may be NULL) gets
+ * one-line notes. */
 #define VX_VV_VOICE_MAX_SECONDS 600.0
+#define VX_VV_VOICE_MIN_SECONDS 0.5
 vocis_status vx_vv_prepare(const vx_vv_model *m, const char *script, size_t len, const char *const *voice_paths,
                            int n_voices, vx_vv_warn_fn warn, void *warn_user, vx_vv_inputs *out, vx_err *err);
 

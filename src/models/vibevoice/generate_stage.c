@@ -59,7 +59,7 @@ vocis_status vx_stage_vv_generate(const vx_stage_args *a, vx_err *err) {
     if (!a->in && !have_seed) return vx_fail(err, VOCIS_E_ARG, "vv-generate: give --in (recorded noise) or --seed N");
 
     vx_vv_model m;
-    VX_TRY(vx_vv_model_load_prec(&m, a->model_dir, a->precision ? a->precision : VX_PREC_EXACT, err));
+    VX_TRY(vx_vv_model_load_prec(&m, a->model_dir, NULL, a->precision ? a->precision : VX_PREC_EXACT, err));
     char *text = NULL;
     size_t len = 0;
     vx_vv_inputs in = {0};

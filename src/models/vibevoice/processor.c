@@ -69,17 +69,24 @@ typedef struct {
     size_t rest_b, rest_e; /* stripped text after the colon */
 } speaker_match;
 
-/* ^Speaker\s+(\d+)\s*:\s*(.*)$ with re.IGNORECASE on a stripped line;
- * ws_before_colon = 0 gives the demo's ^Speaker\s+(\d+):\s*(.*)$. */
-static int match_speaker(const char *s, size_t len, int ws_before_colon, speaker_match *m) {
-    static const char word[] = "speaker";
+/* The bytes of "speaker" (re.IGNORECASE) at the start of s, 0 when it is not there. */
+static size_t match_word(const char *s, size_t len) {
     size_t i = 0;
     int32_t c;
     int k;
-    for (const char *w = word; *w; w++) {
+    for (const char *w = "speaker"; *w; w++) {
         if (i >= len || (k = u8_next(s + i, len - i, &c)) < 0 || !lit_match(c, *w)) return 0;
         i += (size_t)k;
     }
+    return i;
+}
+
+/* ^Speaker\s+(\d+)\s*:\s*(.*)$ with re.IGNORECASE on a stripped line. */
+static int match_speaker(const char *s, size_t len, speaker_match *m) {
+    size_t i = match_word(s, len);
+    int32_t c;
+    int k;
+    if (!i) return 0;
     int nws = 0;
     while (i < len && (k = u8_next(s + i, len - i, &c)) > 0 && py_isspace(c))
         i += (size_t)k, nws++;
@@ -93,9 +100,8 @@ static int match_speaker(const char *s, size_t len, int ws_before_colon, speaker
     }
     if (!nd) return 0;
     m->dig_e = i;
-    if (ws_before_colon)
-        while (i < len && (k = u8_next(s + i, len - i, &c)) > 0 && py_isspace(c))
-            i += (size_t)k;
+    while (i < len && (k = u8_next(s + i, len - i, &c)) > 0 && py_isspace(c))
+        i += (size_t)k;
     if (i >= len || s[i] != ':') return 0;
     i++;
     size_t b, e;
@@ -133,6 +139,14 @@ static int cmp_int(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* "'text'" of a line for a warning: at most 60 bytes, cut on a character boundary. */
+static void quote_line(char *buf, size_t cap, const char *ln, size_t ll) {
+    size_t cut = ll > 60 ? 60 : ll;
+    while (cut < ll && cut > 0 && ((unsigned char)ln[cut] & 0xC0) == 0x80)
+        cut--;
+    snprintf(buf, cap, "'%.*s%s'", (int)cut, ln, cut < ll ? "..." : "");
+}
+
 /* Warns about each non-blank line that is not a speaker line. */
 static void warn_dropped(const char *text, size_t len, vx_vv_warn_fn warn, void *warn_user) {
     int lineno = 0;
@@ -145,13 +159,10 @@ static void warn_dropped(const char *text, size_t len, vx_vv_warn_fn warn, void 
         const char *ln = text + pos + b;
         size_t ll = e - b;
         speaker_match m;
-        if (ll > 0 && !match_speaker(ln, ll, 1, &m)) {
-            size_t cut = ll > 60 ? 60 : ll;
-            while (cut < ll && cut > 0 && ((unsigned char)ln[cut] & 0xC0) == 0x80)
-                cut--;
-            char msg[256];
-            snprintf(msg, sizeof msg, "script line %d is not 'Speaker N: text' and is ignored: '%.*s%s'", lineno,
-                     (int)cut, ln, cut < ll ? "..." : "");
+        if (ll > 0 && !match_speaker(ln, ll, &m)) {
+            char q[80], msg[256];
+            quote_line(q, sizeof q, ln, ll);
+            snprintf(msg, sizeof msg, "script line %d is not 'Speaker N: text' and is ignored: %s", lineno, q);
             warn(warn_user, msg);
         }
         if (!nl) break;
@@ -175,7 +186,7 @@ vocis_status vx_vv_script_parse(const char *text, size_t len, vx_vv_warn_fn warn
         size_t ll = e - b;
         if (ll > 0) {
             speaker_match m;
-            if (!match_speaker(ln, ll, 1, &m)) {
+            if (!match_speaker(ln, ll, &m)) {
                 /* dropped; warned about below once the script is known to be usable */
             } else if (m.id > 1000000000LL) {
                 vx_vv_script_free(out);
@@ -235,7 +246,7 @@ vocis_status vx_vv_script_parse(const char *text, size_t len, vx_vv_warn_fn warn
     return VOCIS_OK;
 }
 
-/* ---- the demo's text-file preparation -------------------------------------------- */
+/* ---- the demo's text-file preparation, with warnings -------------------------------- */
 
 typedef struct {
     char *p;
@@ -258,16 +269,124 @@ static int sb_put(sbuf *b, const char *s, size_t n) {
     return 0;
 }
 
-vocis_status vx_vv_script_demo_format(const char *text, size_t len, char **out, vx_err *err) {
+/* A line that looks meant as a label but is not one: "Speaker" (any case), at most 16
+ * characters other than spaces and ':' after optional spaces, optional spaces, then ':'
+ * ("Speaker1:", "Speaker:", "Speaker A:"); need_digit: only those with a digit there ("Speaker1:"). */
+static int label_like(const char *s, size_t len, int need_digit) {
+    size_t i = match_word(s, len);
+    int32_t c;
+    int k, v, digits = 0;
+    if (!i) return 0;
+    while (i < len && (k = u8_next(s + i, len - i, &c)) > 0 && py_isspace(c))
+        i += (size_t)k;
+    for (int n = 0; i < len && n <= 16 && (k = u8_next(s + i, len - i, &c)) > 0 && c != ':' && !py_isspace(c); n++)
+        i += (size_t)k, digits += py_digit(c, &v);
+    if (need_digit && !digits) return 0;
+    while (i < len && (k = u8_next(s + i, len - i, &c)) > 0 && py_isspace(c))
+        i += (size_t)k;
+    return i < len && s[i] == ':';
+}
+
+int vx_vv_script_has_labels(const char *text, size_t len) {
+    for (size_t pos = 0; pos <= len;) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - text) : len, b, e;
+        py_strip(text + pos, end - pos, &b, &e);
+        speaker_match m;
+        if (e > b && (match_speaker(text + pos + b, e - b, &m) || label_like(text + pos + b, e - b, 1))) return 1;
+        if (!nl) break;
+        pos = end + 1;
+    }
+    return 0;
+}
+
+/* The next code point of s[i..len) into *c: its length, 0 when s ends inside it (more bytes may complete
+ * it), -1 when invalid. */
+static int u8_more(const char *s, size_t len, size_t i, int32_t *c) {
+    int k = u8_next(s + i, len - i, c);
+    if (k > 0) return k;
+    unsigned char b = (unsigned char)s[i];
+    size_t need = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+    return len - i < need ? 0 : -1;
+}
+
+int vx_vv_label_at(const char *s, size_t len, size_t *end) {
+    static const char word[] = "speaker";
+    enum { LEAD, WORD, GAP1, GAP, DIGITS, TAIL } state = LEAD;
+    size_t i = 0, w = 0;
+    int32_t c;
+    int v;
+    while (i < len) {
+        int k = u8_more(s, len, i, &c);
+        if (k <= 0) return k == 0 ? -1 : 0;
+        const int sp = py_isspace(c) && c != '\n', colon = c == ':';
+        if (state == LEAD && !sp) state = WORD;
+        if (state == WORD) {
+            if (!lit_match(c, word[w++])) return 0;
+            if (!word[w]) state = GAP1;
+        } else if (state == GAP1) {
+            if (!sp) return 0;
+            state = GAP;
+        } else if (state == GAP) {
+            if (py_digit(c, &v)) state = DIGITS;
+            else if (!sp) return 0;
+        } else if (state == DIGITS || state == TAIL) {
+            if (colon) {
+                *end = i + 1;
+                return 1;
+            }
+            if (sp) state = TAIL;
+            else if (state == TAIL || !py_digit(c, &v)) return 0;
+        }
+        i += (size_t)k;
+    }
+    return -1;
+}
+
+static void warn_line(vx_vv_warn_fn warn, void *user, int lineno, const char *what, const char *ln, size_t ll) {
+    if (!warn) return;
+    char q[80], msg[400];
+    quote_line(q, sizeof q, ln, ll);
+    snprintf(msg, sizeof msg, "script line %d %s: %s", lineno, what, q);
+    warn(user, msg);
+}
+
+typedef struct {
+    sbuf res, cur;
+    const char *spk; /* digits of the current turn's label, NULL before the first */
+    size_t spk_n;
+    const char *label; /* the label line, for the warning about an empty turn */
+    size_t label_n;
+    int label_line;
+} join_state;
+
+/* Appends the current turn as "Speaker N: text"; a turn without text is skipped with a warning. */
+static int join_flush(join_state *j, vx_vv_warn_fn warn, void *user) {
+    if (!j->spk) return 0;
+    size_t cb, ce;
+    py_strip(j->cur.p, j->cur.n, &cb, &ce);
+    if (ce == cb) {
+        warn_line(warn, user, j->label_line, "has no text after the label and is skipped", j->label, j->label_n);
+        return 0;
+    }
+    return (j->res.n && sb_put(&j->res, "\n", 1)) || sb_put(&j->res, "Speaker ", 8) ||
+           sb_put(&j->res, j->spk, j->spk_n) || sb_put(&j->res, ": ", 2) || sb_put(&j->res, j->cur.p + cb, ce - cb);
+}
+
+vocis_status vx_vv_script_join(const char *text, size_t len, vx_vv_warn_fn warn, void *warn_user, char **out,
+                               int *n_labels, vx_err *err) {
     *out = NULL;
+    *n_labels = 0;
     VX_TRY(check_utf8(text, len, "script", err));
-    sbuf res = {0}, cur = {0};
-    const char *spk = NULL; /* digits of the current speaker (NULL before the first) */
-    size_t spk_n = 0;
-    int oom = sb_put(&res, "", 0) || sb_put(&cur, "", 0);
+    join_state j = {0};
+    int oom = sb_put(&j.res, "", 0) || sb_put(&j.cur, "", 0);
+    int lineno = 0, pre_first = 0, pre_last = 0; /* text lines before the first label */
+    const char *pre_text = NULL;
+    size_t pre_n = 0;
     for (size_t pos = 0; pos <= len && !oom;) {
         const char *nl = memchr(text + pos, '\n', len - pos);
         size_t end = nl ? (size_t)(nl - text) : len;
+        lineno++;
         size_t b, e;
         py_strip(text + pos, end - pos, &b, &e);
         const char *ln = text + pos + b;
@@ -275,31 +394,41 @@ vocis_status vx_vv_script_demo_format(const char *text, size_t len, char **out, 
         speaker_match m;
         if (ll == 0) {
             /* blank line: skipped */
-        } else if (match_speaker(ln, ll, 0, &m)) {
-            if (spk && cur.n) {
-                size_t cb, ce;
-                py_strip(cur.p, cur.n, &cb, &ce);
-                oom |= (res.n && sb_put(&res, "\n", 1)) || sb_put(&res, "Speaker ", 8) || sb_put(&res, spk, spk_n) ||
-                       sb_put(&res, ": ", 2) || sb_put(&res, cur.p + cb, ce - cb);
+        } else if (match_speaker(ln, ll, &m)) {
+            if (!j.spk && pre_first) {
+                char what[96];
+                if (pre_last > pre_first)
+                    snprintf(what, sizeof what, "(to %d) come before the first 'Speaker N:' line and are skipped",
+                             pre_last);
+                else
+                    snprintf(what, sizeof what, "comes before the first 'Speaker N:' line and is skipped");
+                warn_line(warn, warn_user, pre_first, what, pre_text, pre_n);
             }
-            spk = ln + m.dig_b;
-            spk_n = m.dig_e - m.dig_b;
-            cur.n = 0;
-            oom |= sb_put(&cur, ln + m.rest_b, m.rest_e - m.rest_b);
+            oom |= join_flush(&j, warn, warn_user);
+            (*n_labels)++;
+            j.spk = ln + m.dig_b;
+            j.spk_n = m.dig_e - m.dig_b;
+            j.label = ln, j.label_n = ll, j.label_line = lineno;
+            j.cur.n = 0;
+            oom |= sb_put(&j.cur, ln + m.rest_b, m.rest_e - m.rest_b);
+        } else if (label_like(ln, ll, 0)) {
+            warn_line(warn, warn_user, lineno,
+                      "is not a 'Speaker N:' label (write e.g. 'Speaker 1: Hello', a space before the number) and "
+                      "is skipped",
+                      ln, ll);
+        } else if (j.spk) { /* a continuation: joins the current turn, as upstream's demo does */
+            if (j.cur.n) oom |= sb_put(&j.cur, " ", 1);
+            oom |= sb_put(&j.cur, ln, ll);
         } else {
-            if (cur.n) oom |= sb_put(&cur, " ", 1);
-            oom |= sb_put(&cur, ln, ll);
+            if (!pre_first) pre_first = lineno, pre_text = ln, pre_n = ll;
+            pre_last = lineno;
         }
         if (!nl) break;
         pos = end + 1;
     }
-    if (!oom && spk && cur.n) {
-        size_t cb, ce;
-        py_strip(cur.p, cur.n, &cb, &ce);
-        oom |= (res.n && sb_put(&res, "\n", 1)) || sb_put(&res, "Speaker ", 8) || sb_put(&res, spk, spk_n) ||
-               sb_put(&res, ": ", 2) || sb_put(&res, cur.p + cb, ce - cb);
-    }
-    free(cur.p);
+    if (!oom) oom |= join_flush(&j, warn, warn_user);
+    free(j.cur.p);
+    sbuf res = j.res;
     if (oom) {
         free(res.p);
         return vx_fail(err, VOCIS_E_NOMEM, "script: out of memory");
@@ -445,7 +574,7 @@ vocis_status vx_vv_process(const vx_vv_processor *p, const vx_vv_script *s, cons
                        s->n_speakers, n_voices, n_voices == 1 ? " was" : "s were");
     int V = n_voices < s->n_speakers ? n_voices : s->n_speakers;
     for (int i = 0; i < V; i++)
-        if (voices[i].n <= 0 || !voices[i].samples) return vx_fail(err, VOCIS_E_ARG, "voice %d has no samples", i);
+        if (voices[i].n <= 0 || !voices[i].samples) return vx_fail(err, VOCIS_E_ARG, "voice %d has no samples", i + 1);
 
     out->n_speakers = s->n_speakers;
     out->n_voices = V;

@@ -50,13 +50,25 @@ vocis_status vx_vv_script_parse(const char *text, size_t len, vx_vv_warn_fn warn
 void vx_vv_script_free(vx_vv_script *s);
 
 /* The demo's text-file preparation (demo/inference_from_file.py,
- * parse_txt_script + join + replace): lines not starting with
- * "Speaker N:" are appended (space-joined) to the previous speaker's text,
- * text before the first speaker line and speaker lines that stay empty are
- * dropped, and U+2019 becomes '. Returns a malloc'd script of
- * "Speaker N: text" lines for vx_vv_script_parse. Optional: the processor
- * itself (and the golden data) take the script as is. */
-vocis_status vx_vv_script_demo_format(const char *text, size_t len, char **out, vx_err *err);
+ * parse_txt_script + join + replace), which vocis_speak_script applies:
+ * a "Speaker N:" line (the processor's pattern, so "Speaker 1 :" too)
+ * starts a turn; other lines join the current turn (space-joined); U+2019
+ * becomes '. Where the demo is silent, warn (may be NULL) names the line:
+ * text before the first label (dropped, as the demo does), a line that
+ * looks meant as a label but is not one ("Speaker1:", "Speaker A:";
+ * skipped, where the demo would read it aloud), a turn without text
+ * (skipped, as the demo does). *out (malloc'd) is "Speaker N: text" lines
+ * for vx_vv_script_parse, "" when no turn has text; *n_labels counts the
+ * label lines (0: the text has none). */
+vocis_status vx_vv_script_join(const char *text, size_t len, vx_vv_warn_fn warn, void *warn_user, char **out,
+                               int *n_labels, vx_err *err);
+/* For text arriving in pieces: does line text s[0..len) begin with a "Speaker N:" label
+ * (the processor's pattern, after spaces)? 1: yes, *end = the byte after its colon; 0: no;
+ * -1: s is too short to tell. */
+int vx_vv_label_at(const char *s, size_t len, size_t *end);
+/* 1 when some line is a "Speaker N:" label or one without the space ("Speaker1:"): the text is
+ * then a script, not plain text ("Speaker: ..." alone stays plain text). */
+int vx_vv_script_has_labels(const char *text, size_t len);
 
 /* ---- processor ---------------------------------------------------------------- */
 

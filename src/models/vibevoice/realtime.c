@@ -78,10 +78,11 @@ static vocis_status rt_from_weights(vx_rt_model *m, vx_err *err) {
     return VOCIS_OK;
 }
 
-vocis_status vx_rt_model_load(vx_rt_model *m, const char *dir, int need_tokenizer, int precision, vx_err *err) {
+vocis_status vx_rt_model_load(vx_rt_model *m, const char *dir, const char *config_path, int need_tokenizer,
+                              int precision, vx_err *err) {
     memset(m, 0, sizeof *m);
     m->neg_id = -1;
-    vocis_status st = vx_vv_config_load(dir, &m->cfg, err);
+    vocis_status st = vx_vv_config_load_override(dir, config_path, &m->cfg, err);
     if (!st && strcmp(m->cfg.model_type, "vibevoice_streaming") != 0)
         st = vx_fail(err, VOCIS_E_UNSUPPORTED, "%s: model_type '%s' is not VibeVoice-Realtime (vibevoice_streaming)",
                      m->cfg.path, m->cfg.model_type);

@@ -49,9 +49,11 @@ typedef struct vx_rt_model {
 } vx_rt_model;
 
 /* A release folder: config.json (model_type vibevoice_streaming), model.safetensors,
- * and (need_tokenizer) tokenizer.json of Qwen2.5-0.5B. precision: kernels/precision.h
+ * and (need_tokenizer) tokenizer.json of Qwen2.5-0.5B. config_path: optional override of
+ * config.json's keys (vx_vv_config_load_override). precision: kernels/precision.h
  * (0 = default; golden tests use exact). */
-vocis_status vx_rt_model_load(vx_rt_model *m, const char *dir, int need_tokenizer, int precision, vx_err *err);
+vocis_status vx_rt_model_load(vx_rt_model *m, const char *dir, const char *config_path, int need_tokenizer,
+                              int precision, vx_err *err);
 void vx_rt_model_free(vx_rt_model *m);
 
 /* Synthetic model at the release dims (random weights in dtype dt; no tokenizer), for benchmarks. */

@@ -129,7 +129,7 @@ static void ctx_free(rt_ctx *c) {
 
 static vocis_status ctx_open(const vx_stage_args *a, const rt_stage_opts *o, int need_tok, rt_ctx *c, vx_err *err) {
     memset(c, 0, sizeof *c);
-    VX_TRY(vx_rt_model_load(&c->m, a->model_dir, need_tok, a->precision ? a->precision : 1, err));
+    VX_TRY(vx_rt_model_load(&c->m, a->model_dir, NULL, need_tok, a->precision ? a->precision : 1, err));
     c->has_m = 1;
     VX_TRY(vx_rt_preset_load(o->voice, &c->p, err));
     c->has_p = 1;
