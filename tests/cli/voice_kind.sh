@@ -11,12 +11,7 @@ EN=$DATA/chatterbox/ckpt MTL=$DATA/chatterbox-mtl/ckpt TURBO=$DATA/chatterbox-tu
 RT=$DATA/vibevoice-realtime/model
 PRESET=$DATA/vibevoice-realtime/voices/streaming_model/en-TinyAda_woman.pt
 REF=$DATA/chatterbox-turbo/golden/ref_24k.wav # 6.2 s: long enough for Turbo
-NANO=$SCRATCH/nano
-mkdir -p "$NANO"
-for f in "$TURBO"/*; do
-    case $(basename "$f") in t3_turbo_v1.safetensors|chatterbox_tiny_config.json) ;; *) ln -s "$f" "$NANO/" ;; esac
-done
-ln -s "$DATA"/chatterbox-nano/ckpt/* "$NANO/"
+NANO=$DATA/chatterbox-nano/ckpt
 
 meta() { # FILE: the safetensors metadata as one JSON line
     python3 -c 'import json,struct,sys; d=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",d[:8])[0]; print(json.dumps(json.loads(d[8:8+n]).get("__metadata__",{})))' "$1"
