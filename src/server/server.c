@@ -424,7 +424,7 @@ static void run_clone(job *j) {
     vocis_voice *v = NULL;
     vocis_status st;
     j->voice_failed = 1; /* a failure is the upload's (400 invalid_voice) unless it is the server's (job_client_error) */
-    const char *kind = vocis_model_kind(m);
+    const char *kind = j->sm->kind;
     if (!strcmp(kind, "vibevoice")) {
         st = vocis_voice_load(m, j->upload_path, &v);
         if (st) snprintf(j->errmsg, sizeof j->errmsg, "%s", vocis_errmsg(m));
@@ -678,8 +678,7 @@ static char *models_json(server *s, const char *only) {
 /* 1 when a model has a built-in voice (Chatterbox's conds.pt), which "default" and OpenAI's names select. */
 static int has_builtin_voice(server *s) {
     for (int i = 0; i < s->n_models; i++)
-        if (!strncmp(vocis_model_kind(s->models[i].m), "chatterbox", 10) && strcmp(vocis_model_kind(s->models[i].m), "chatterbox-vc"))
-            return 1;
+        if (!strncmp(s->models[i].kind, "chatterbox", 10) && strcmp(s->models[i].kind, "chatterbox-vc")) return 1;
     return 0;
 }
 
@@ -957,8 +956,7 @@ static enum MHD_Result handle_voice_upload(struct MHD_Connection *c, server *s, 
         return fail(c, q, 500, "io_error", NULL, "cannot write the upload into the voices folder");
     }
     /* checked (cloned, loaded) by the model before the 201, on its worker */
-    const char *kind = vocis_model_kind(sm->m);
-    const int realtime = !strcmp(kind, "vibevoice-realtime"), vv = !strcmp(kind, "vibevoice");
+    const int realtime = !strcmp(sm->kind, "vibevoice-realtime"), vv = !strcmp(sm->kind, "vibevoice");
     job *j = job_new(s, sm, JOB_CLONE);
     if (!j) {
         unlink(tmp);
@@ -1000,9 +998,7 @@ static enum MHD_Result handle_voice_upload(struct MHD_Connection *c, server *s, 
     cJSON *o = voice_obj(name, "saved");
     cJSON_AddStringToObject(o, "model", sm->name);
     cJSON_AddStringToObject(o, "warning", j->warning);
-    char *js = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return send_json(c, q, 201, js);
+    return send_json(c, q, 201, json_text_of(o));
 }
 
 static enum MHD_Result handle_voice(struct MHD_Connection *c, server *s, rq *q) {
