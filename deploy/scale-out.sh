@@ -28,11 +28,13 @@ mkdir -p "$WORK"/{body,proxy,fastcgi,uwsgi,scgi}
 PIDS=()
 cleanup() {
     [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
+    [ -n "${SLEEPER:-}" ] && kill "$SLEEPER" 2>/dev/null || true
     for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     for p in "${PIDS[@]}"; do for _ in $(seq 1 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done; done
     [ "${KEEP_WORK:-0}" = 1 ] || rm -rf "$WORK"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 143' INT TERM
 
 ups=""
 for i in $(seq 1 "$REPLICAS"); do
@@ -63,7 +65,7 @@ for k in $(seq 1 "$REQUESTS"); do
         -d "{\"model\":\"tts-1\",\"input\":\"Request $k through nginx.\",\"response_format\":\"wav\",\"seed\":$k}" >"$WORK/code$k" &
     rpids+=($!)
 done
-wait "${rpids[@]}"
+[ ${#rpids[@]} -eq 0 ] || wait "${rpids[@]}" # (a bare wait would wait for the replicas too)
 okn=$(cat "$WORK"/code* | grep -c '^200$' || true)
 # streaming passes through unbuffered
 curl -s -N -o /dev/null --max-time 300 "http://127.0.0.1:$PORT/v1/audio/speech" \
@@ -74,6 +76,6 @@ for i in $(seq 1 "$REPLICAS"); do
 done
 if [ "$KEEP" = 1 ]; then
     echo "running; Ctrl-C stops nginx and the replicas"
-    while :; do sleep 3600; done
+    while :; do sleep 3600 & SLEEPER=$!; wait "$SLEEPER"; done # wait, unlike a foreground sleep, lets INT / TERM in
 fi
 [ "$okn" -eq "$REQUESTS" ]

@@ -136,8 +136,10 @@ typedef struct vocis_voice vocis_voice;
 /* Load a voice: a vocis voice / conditioning .safetensors file, a
  * Chatterbox conds.pt, or an audio recording (cloned with the defaults of
  * vocis_voice_clone; the kind is told from the file's contents). path ==
- * NULL loads the model's built-in voice (DIR/conds.pt). Errors are reported
- * on the model handle. */
+ * NULL loads the model's built-in voice (DIR/conds.pt). A voice file made by a
+ * model of the other cloning recipe (English / Multilingual vs Turbo / Nano,
+ * metadata vocis_model_kind) is refused with VOCIS_E_INVALID. Errors are
+ * reported on the model handle. */
 vocis_status vocis_voice_load(vocis_model *m, const char *path, vocis_voice **out);
 void vocis_voice_free(vocis_voice *v);
 
@@ -331,7 +333,8 @@ vocis_status vocis_audio_save(vocis_model *m, const vocis_audio *a, const char *
 
 /* Save a voice as a vocis voice file (safetensors: speaker_emb,
  * cond_prompt_speech_tokens, emotion_adv, prompt_token, prompt_feat, embedding;
- * metadata: vocis_version and, for a cloned voice, source file name,
+ * metadata: vocis_version, vocis_model_kind (the kind of the model that cloned it,
+ * else of m) and, for a cloned voice, source file name,
  * source_seconds (the recording's whole duration), used_seconds (the part
  * cloned: at most the first minute), source_sample_rate and exaggeration). */
 vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *voice, const char *path);

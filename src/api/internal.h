@@ -54,6 +54,7 @@ typedef struct voice_source {
     double used_seconds; /* the part cloned (at most the first minute) */
     int sample_rate;     /* its rate */
     char warning[256];   /* advisory, "" when none */
+    char model_kind[32]; /* vocis_model_kind of the model that cloned it (voice file metadata vocis_model_kind), "" if unknown */
 } voice_source;
 
 struct vocis_voice {
@@ -70,6 +71,27 @@ typedef struct clone_entry {
     vx_cb_conds conds;
     voice_source src;
 } clone_entry;
+
+/* What a voice file is, told from its contents (magic bytes, the pickle's names, the safetensors
+ * header) and only then from its extension. */
+typedef enum {
+    VX_VOICE_MISSING,     /* cannot be opened (the error is set) */
+    VX_VOICE_PT,          /* a torch.save archive of unknown contents */
+    VX_VOICE_CONDS_PT,    /* Chatterbox's Conditionals (conds.pt) */
+    VX_VOICE_RT_PT,       /* a VibeVoice-Realtime voice preset (demo/voices/streaming_model/NAME.pt) */
+    VX_VOICE_CB_FILE,     /* a safetensors voice / conditioning file of Chatterbox */
+    VX_VOICE_RT_FILE,     /* a safetensors VibeVoice-Realtime preset (vocis voice create --from-preset) */
+    VX_VOICE_SAFETENSORS, /* another safetensors file */
+    VX_VOICE_AUDIO,       /* an audio file by its magic bytes (WAV, FLAC, Ogg, MP3, AIFF, ...) */
+    VX_VOICE_OTHER        /* anything else (left to libsndfile) */
+} vx_voice_kind;
+typedef struct vx_voice_file {
+    vx_voice_kind kind;
+    char model_kind[32]; /* a voice file's metadata vocis_model_kind, "" when absent */
+} vx_voice_file;
+vx_voice_file vx_api_voice_file(const char *path, vx_err *err);
+/* "PATH is a VibeVoice-Realtime voice preset", "PATH is an audio recording", ...: what the file is, for messages. */
+const char *vx_api_voice_file_what(vx_voice_kind kind);
 
 /* The calling thread's error context for calls on m: several threads may use one model at
  * once, and each reads its own last error through vocis_errmsg. */

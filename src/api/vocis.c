@@ -16,6 +16,8 @@
 #include "base/rng.h"
 #include "base/threads.h"
 #include "io/audio.h"
+#include "io/safetensors.h"
+#include "io/torchzip.h"
 #include "kernels/precision.h"
 #include "models/chatterbox/clone.h"
 #include "models/chatterbox/conds.h"
@@ -228,67 +230,157 @@ static int has_suffix(const char *s, const char *suf) {
     return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-typedef enum { VOICE_MISSING, VOICE_PT, VOICE_SAFETENSORS, VOICE_AUDIO } voice_kind;
+static int has_bytes(const uint8_t *p, size_t n, const char *needle) {
+    const size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++)
+        if (p[i] == (uint8_t)needle[0] && !memcmp(p + i, needle, k)) return 1;
+    return 0;
+}
 
-/* A torch.save zip ("PK"), a safetensors file (8-byte header length, then
- * '{') or anything else, which is taken for audio. */
-static voice_kind voice_kind_of(const char *path, vx_err *err) {
+/* A torch.save archive by the names in its pickle: HF's output / cache classes make a
+ * VibeVoice-Realtime preset, T3Cond's fields a Chatterbox conds.pt. */
+static vx_voice_kind torch_kind(const char *path) {
+    vx_err ignore = {0};
+    vx_zip *z;
+    if (vx_zip_open(path, &z, &ignore)) return VX_VOICE_PT;
+    vx_voice_kind kind = VX_VOICE_PT;
+    for (int i = 0; i < vx_zip_count(z) && kind == VX_VOICE_PT; i++) {
+        const char *name = vx_zip_name(z, i);
+        const uint8_t *d;
+        uint64_t n;
+        if (!has_suffix(name, "data.pkl") || vx_zip_read(z, name, &d, &n, &ignore)) continue;
+        if (has_bytes(d, (size_t)n, "transformers.modeling_outputs") || has_bytes(d, (size_t)n, "transformers.cache_utils"))
+            kind = VX_VOICE_RT_PT;
+        else if (has_bytes(d, (size_t)n, "cond_prompt_speech_tokens"))
+            kind = VX_VOICE_CONDS_PT;
+    }
+    vx_zip_close(z);
+    return kind;
+}
+
+/* A safetensors file by its metadata and tensor names (the same rules as the loaders'). */
+static vx_voice_file safetensors_kind(const char *path) {
+    vx_voice_file vf = {VX_VOICE_SAFETENSORS, ""};
+    vx_err ignore = {0};
+    vx_st_file *f;
+    if (vx_st_open(path, &f, &ignore)) return vf;
+    const char *vk = vx_st_metadata(f, "vocis_voice_kind"), *mk = vx_st_metadata(f, "vocis_model_kind");
+    if ((vk && !strcmp(vk, "vibevoice_realtime_preset")) || vx_st_find(f, "tts_lm_last_hidden_state"))
+        vf.kind = VX_VOICE_RT_FILE;
+    else if (vx_st_find(f, "speaker_emb") || vx_st_find(f, "t3.speaker_emb"))
+        vf.kind = VX_VOICE_CB_FILE;
+    if (mk) snprintf(vf.model_kind, sizeof vf.model_kind, "%s", mk);
+    vx_st_close(f);
+    return vf;
+}
+
+static int audio_magic(const unsigned char *b, size_t n) {
+    static const char *const magic[] = {"RIFF", "RIFX", "RF64", "riff", "fLaC", "OggS", "ID3", "FORM", ".snd", "caff", "wvpk"};
+    for (size_t i = 0; i < sizeof magic / sizeof magic[0]; i++)
+        if (n >= strlen(magic[i]) && !memcmp(b, magic[i], strlen(magic[i]))) return 1;
+    return n >= 2 && b[0] == 0xFF && (b[1] & 0xE0) == 0xE0; /* an MPEG audio frame */
+}
+
+vx_voice_file vx_api_voice_file(const char *path, vx_err *err) {
+    vx_voice_file vf = {VX_VOICE_MISSING, ""};
     FILE *f = fopen(path, "rb");
     if (!f) {
         vx_fail(err, VOCIS_E_IO, "%s: cannot open voice file: %s", path, strerror(errno));
-        return VOICE_MISSING;
+        return vf;
     }
-    unsigned char b[9] = {0};
+    unsigned char b[12] = {0};
     size_t got = fread(b, 1, sizeof b, f);
     fclose(f);
-    if (got >= 4 && b[0] == 'P' && b[1] == 'K') return VOICE_PT;
-    if (got == 9 && b[8] == '{') return VOICE_SAFETENSORS;
-    if (has_suffix(path, ".pt")) return VOICE_PT;
-    if (has_suffix(path, ".voice") || has_suffix(path, ".safetensors")) return VOICE_SAFETENSORS;
-    return VOICE_AUDIO;
+    if (got >= 4 && b[0] == 'P' && b[1] == 'K') vf.kind = torch_kind(path);
+    else if (got >= 9 && b[8] == '{') vf = safetensors_kind(path);
+    else if (audio_magic(b, got)) vf.kind = VX_VOICE_AUDIO;
+    else if (has_suffix(path, ".pt")) vf.kind = VX_VOICE_PT;
+    else if (has_suffix(path, ".voice") || has_suffix(path, ".safetensors")) vf.kind = VX_VOICE_SAFETENSORS;
+    else vf.kind = VX_VOICE_OTHER;
+    return vf;
+}
+
+const char *vx_api_voice_file_what(vx_voice_kind kind) {
+    switch (kind) {
+    case VX_VOICE_CONDS_PT: return "is a Chatterbox conds.pt";
+    case VX_VOICE_RT_PT: return "is a VibeVoice-Realtime voice preset";
+    case VX_VOICE_CB_FILE: return "is a Chatterbox voice file";
+    case VX_VOICE_RT_FILE: return "is a VibeVoice-Realtime voice file";
+    case VX_VOICE_AUDIO: return "is an audio recording";
+    default: return "is not a voice file";
+    }
+}
+
+/* Voices of one cloning recipe work on each other's models: English, Multilingual and voice
+ * conversion share prepare_conditionals (a 6 s T3 prompt of 150 tokens, s3gen.safetensors);
+ * Turbo and Nano take a 15 s prompt (375 tokens) of loudness-normalised audio and the
+ * MeanFlow S3Gen. The shapes fit either way: only the recipe tells them apart. */
+static const char *voice_family(const char *kind) {
+    if (!strcmp(kind, "chatterbox-turbo") || !strcmp(kind, "chatterbox-nano")) return "chatterbox-turbo";
+    if (!strncmp(kind, "chatterbox", 10)) return "chatterbox";
+    return kind;
+}
+
+static vocis_status check_voice_kind(vocis_model *m, const char *path, const char *made_for) {
+    const char *kind = vocis_model_kind(m);
+    if (!made_for[0] || !kind[0] || !strcmp(voice_family(made_for), voice_family(kind))) return VOCIS_OK;
+    return vx_fail(vx_api_err(m), VOCIS_E_INVALID, "%s was made for %s; this model is %s: clone the recording again with this model",
+                   path, made_for, kind);
+}
+
+/* A voice handle cloned by another model handle (in this process) of the other recipe. */
+static vocis_status check_voice_handle(vocis_model *m, const vocis_voice *v) {
+    char what[300];
+    snprintf(what, sizeof what, "the voice%s%s%s", v->src.name[0] ? " (" : "", v->src.name, v->src.name[0] ? ")" : "");
+    return check_voice_kind(m, what, v->src.model_kind);
+}
+
+static vocis_status load_conds_file(vocis_model *m, const char *path, const vx_voice_file *vf, vocis_voice **out) {
+    vx_err *err = vx_api_err(m);
+    if (vf->kind == VX_VOICE_RT_PT || vf->kind == VX_VOICE_RT_FILE)
+        return vx_fail(err, VOCIS_E_INVALID, "%s %s; Chatterbox takes a recording, a .voice file or a conds.pt", path,
+                       vx_api_voice_file_what(vf->kind));
+    VX_TRY(check_voice_kind(m, path, vf->model_kind));
+    vocis_voice *v = calloc(1, sizeof *v);
+    if (!v) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    const int pt = vf->kind == VX_VOICE_PT || vf->kind == VX_VOICE_CONDS_PT;
+    vocis_status st = pt ? vx_cb_conds_load_pt(path, &v->conds, err) : vx_cb_conds_load_safetensors(path, &v->conds, err);
+    if (st) {
+        free(v);
+        return st;
+    }
+    snprintf(v->src.model_kind, sizeof v->src.model_kind, "%s", vf->model_kind);
+    *out = v;
+    return VOCIS_OK;
 }
 
 vocis_status vocis_voice_load(vocis_model *m, const char *path, vocis_voice **out) {
     *out = NULL;
     vx_err_clear(vx_api_err(m));
     if (m->rt) return vx_api_rt_voice_load(m, path, out); /* voice presets (vocis_rt.c) */
-    vocis_voice *v = calloc(1, sizeof *v);
-    if (!v) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
-    char builtin[4200];
-    if (!path && m->vv) {
-        free(v);
+    if (!path && m->vv)
         return vx_fail(vx_api_err(m), VOCIS_E_ARG, "VibeVoice has no built-in voice: give a voice recording");
-    }
+    char builtin[4200];
     if (!path) {
         snprintf(builtin, sizeof builtin, "%s/conds.pt", m->dir);
         path = builtin;
     }
-    const voice_kind kind = voice_kind_of(path, vx_api_err(m));
+    const vx_voice_file vf = vx_api_voice_file(path, vx_api_err(m));
+    if (vf.kind == VX_VOICE_MISSING) return vx_api_err(m)->code;
+    const int audio = vf.kind == VX_VOICE_AUDIO || vf.kind == VX_VOICE_OTHER;
     if (m->vv) { /* VibeVoice voices are recordings, read when speaking */
-        free(v);
-        if (kind == VOICE_MISSING) return vx_api_err(m)->code;
-        if (kind != VOICE_AUDIO)
+        if (!audio)
             return vx_fail(vx_api_err(m), VOCIS_E_ARG, "%s: VibeVoice takes a voice recording, not a voice file", path);
-        if (!(v = calloc(1, sizeof *v)) || !(v->audio_path = strdup(path))) {
+        vocis_voice *v = calloc(1, sizeof *v);
+        if (!v || !(v->audio_path = strdup(path))) {
             free(v);
             return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
         }
         *out = v;
         return VOCIS_OK;
     }
-    if (kind == VOICE_AUDIO) {
-        free(v);
-        return vocis_voice_clone(m, path, NULL, out);
-    }
-    vocis_status st = kind == VOICE_MISSING ? vx_api_err(m)->code
-                      : kind == VOICE_PT    ? vx_cb_conds_load_pt(path, &v->conds, vx_api_err(m))
-                                            : vx_cb_conds_load_safetensors(path, &v->conds, vx_api_err(m));
-    if (st != VOCIS_OK) {
-        free(v);
-        return st;
-    }
-    *out = v;
-    return VOCIS_OK;
+    if (audio) return vocis_voice_clone(m, path, NULL, out);
+    return load_conds_file(m, path, &vf, out);
 }
 
 void vocis_voice_free(vocis_voice *v) {
@@ -364,6 +456,7 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
         VX_TRY(vocis_voice_load(m, NULL, &own));
         voice = own;
     }
+    VX_TRY(check_voice_handle(m, voice));
     if (m->turbo) {
         vocis_status ts = vx_api_turbo_t3_generate(m, voice, text, &o, tokens, n);
         vocis_voice_free(own);
@@ -396,6 +489,11 @@ vocis_status vocis_voice_save(vocis_model *m, const vocis_voice *v, const char *
     int k = 0;
     meta[k++] = "vocis_version";
     meta[k++] = VOCIS_VERSION;
+    const char *made_by = v->src.model_kind[0] ? v->src.model_kind : vocis_model_kind(m);
+    if (made_by[0]) {
+        meta[k++] = "vocis_model_kind";
+        meta[k++] = made_by;
+    }
     if (v->src.name[0]) {
         snprintf(secs, sizeof secs, "%.3f", v->src.seconds);
         snprintf(used, sizeof used, "%.3f", v->src.used_seconds);
@@ -466,6 +564,7 @@ static vocis_status clone_24k(vocis_model *m, const float *wav, int64_t n, const
         return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
     }
     v->src = *src;
+    snprintf(v->src.model_kind, sizeof v->src.model_kind, "%s", vocis_model_kind(m));
     vocis_status st = vx_cb_clone(&m->cloner, wav, n, exaggeration, &v->conds, NULL, v->src.warning,
                                   sizeof v->src.warning, m->threads, vx_api_err(m));
     free(norm);
@@ -773,7 +872,8 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     vx_chunks chunks = {0};
     float *acc = NULL;
     size_t nacc = 0, emitted = 0;
-    vocis_status st = VOCIS_OK;
+    vocis_status st = check_voice_handle(m, voice);
+    if (st) goto done;
     if (!v->has_gen) {
         st = vx_fail(err, VOCIS_E_ARG, "the voice has no S3Gen reference (prompt_token, prompt_feat, embedding): "
                                        "it can drive T3 but not speak");

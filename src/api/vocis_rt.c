@@ -56,6 +56,13 @@ vocis_status vocis_voice_load_preset(vocis_model *m, const char *path, vocis_voi
     *out = NULL;
     vx_err_clear(vx_api_err(m));
     if (!path) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no voice preset given");
+    const vx_voice_kind kind = vx_api_voice_file(path, vx_api_err(m)).kind;
+    if (kind == VX_VOICE_AUDIO || kind == VX_VOICE_OTHER || kind == VX_VOICE_CONDS_PT || kind == VX_VOICE_CB_FILE)
+        return vx_fail(vx_api_err(m), VOCIS_E_INVALID,
+                       "%s %s; a VibeVoice-Realtime voice is a preset .pt (demo/voices/streaming_model/NAME.pt) or a "
+                       "vocis voice file made from one",
+                       path, vx_api_voice_file_what(kind));
+    vx_err_clear(vx_api_err(m)); /* a missing file: the preset loader says so */
     vocis_voice *v = calloc(1, sizeof *v);
     if (!v || !(v->rt_preset = calloc(1, sizeof *v->rt_preset))) {
         free(v);

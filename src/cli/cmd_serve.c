@@ -7,7 +7,7 @@
 
 static const char usage[] =
     "usage: vocis serve --model DIR [--model NAME=DIR ...] [--voices DIR] [--host 127.0.0.1] [--port 8080]\n"
-    "                   [--api-key KEY] [--max-queue N] [--batch N] [--max-chars N] [--threads N] [--precision P]\n\n"
+    "                   [--api-key KEY] [--cors ORIGIN] [--max-queue N] [--batch N] [--max-chars N] [--threads N] [--precision P]\n\n"
     "OpenAI-compatible HTTP speech server: POST /v1/audio/speech (mp3, opus, flac, wav, pcm; stream_format\n"
     "audio or sse), GET /v1/models, GET/POST/DELETE /v1/voices, GET /health, /ready, /metrics, and a web\n"
     "page at /. The first --model is the default and answers OpenAI's model names (tts-1, tts-1-hd,\n"
@@ -29,10 +29,11 @@ int cmd_serve(int argc, char **argv) {
         {"--model", CLI_LIST, &models, "model folder, or NAME=DIR; repeat to serve several (the first is the default)",
          0, -1},
         {"--voices", CLI_STR, &c.voices_dir, "folder of saved voices (created; POST /v1/voices writes NAME.voice + NAME.ref)", 0, -1},
-        {"--host", CLI_STR, &c.host, "address to bind (127.0.0.1; 0.0.0.0 for every interface)", 0, -1},
+        {"--host", CLI_STR, &c.host, "address or host name to bind (127.0.0.1; 0.0.0.0 for every interface)", 0, -1},
         {"--port", CLI_INT, &port, "TCP port (8080; 0 = any free port)", 0, 65535},
         {"--port-file", CLI_STR, &c.port_file, "write the bound port to this file once listening", 0, -1},
-        {"--api-key", CLI_STR, &c.api_key, "require Authorization: Bearer KEY on /v1/*", 0, -1},
+        {"--api-key", CLI_STR, &c.api_key, "require Authorization: Bearer KEY on /v1/* and /metrics", 0, -1},
+        {"--cors", CLI_STR, &c.cors, "let browser pages of these origins call the API (\"*\" or ORIGIN[,ORIGIN...]; default: none)", 0, -1},
         {"--max-queue", CLI_INT, &max_queue, "requests waiting or running per model before 429 (16)", 1, 100000},
         {"--batch", CLI_INT, &batch, "Chatterbox requests run at once, T3 steps batched (4; 1 = one at a time)", 1,
          VX_SRV_MAX_WORKERS},

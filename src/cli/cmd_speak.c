@@ -253,6 +253,13 @@ int cmd_speak(int argc, char **argv) {
         if (isnan(o.vv.cfg_scale)) o.vv.cfg_scale = d.vv.cfg_scale;
         if (!o.vv.diffusion_steps) o.vv.diffusion_steps = d.vv.diffusion_steps;
     }
+    if (ok && nvoices > 1 && strcmp(vocis_model_kind(m), "vibevoice")) {
+        cli_error("speak", "%s speaks with one voice: %d --voice options were given",
+                  strcmp(vocis_model_kind(m), "vibevoice-realtime") ? "Chatterbox" : "VibeVoice-Realtime", nvoices);
+        vocis_model_close(m);
+        free(owned_text);
+        return 2;
+    }
     if (ok && nvoices > 1) { /* several speakers: VibeVoice script */
         for (int i = 0; i < nvoices && ok; i++) ok = vocis_voice_load(m, voice_list[i], &vs[i]) == VOCIS_OK;
         ok = ok && vocis_speak_script(m, (const vocis_voice *const *)vs, nvoices, text, &o, &a) == VOCIS_OK;

@@ -12,11 +12,13 @@
 #include <errno.h>
 #include <math.h>
 #include <microhttpd.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sndfile.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +81,7 @@ struct job {
     job *next;
     vx_speech_req req;
     char voice_path[1200]; /* "" = built-in */
+    char ref_path[1200];   /* the saved recording of that voice ("" = none): cloned when voice_path is for another model */
     /* clone */
     char upload_path[1200], voice_out[1200];
     float clone_exaggeration;
@@ -104,8 +107,8 @@ struct job {
     size_t pend_len, pend_cap;
 };
 
-#define N_STATUS 12
-static const int status_codes[N_STATUS] = {200, 201, 400, 401, 404, 405, 413, 429, 500, 503, 0, 0};
+#define N_STATUS 14
+static const int status_codes[N_STATUS] = {200, 201, 204, 400, 401, 404, 405, 409, 413, 429, 500, 503, 0, 0};
 #define N_RTF_BUCKETS 8
 static const double rtf_buckets[N_RTF_BUCKETS] = {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10};
 
@@ -141,6 +144,7 @@ typedef struct rq {
     job *job;
     struct MHD_Connection *conn;
     char model[128];
+    char cors[256]; /* Access-Control-Allow-Origin of the answer ("" = none) */
 } rq;
 
 /* ---- jobs ---- */
@@ -228,10 +232,11 @@ static void job_client_error(const job *j, vx_srv_error *e) {
                        : status == 500 ? "synthesis_failed"
                        : voice_err     ? "invalid_voice"
                                        : "invalid_request";
-    const char *paths[5 + VX_SRV_MAX_MODELS], *names[5 + VX_SRV_MAX_MODELS];
+    const char *paths[6 + VX_SRV_MAX_MODELS], *names[6 + VX_SRV_MAX_MODELS];
     int n = 0;
     const char *vname = j->kind == JOB_SPEAK && j->req.voice[0] ? j->req.voice : "default";
     paths[n] = j->voice_path, names[n++] = vname;
+    paths[n] = j->ref_path, names[n++] = vname;
     paths[n] = j->upload_path, names[n++] = "the upload";
     paths[n] = j->voice_out, names[n++] = "the voice file";
     paths[n] = s->voices_dir, names[n++] = "voices";
@@ -320,6 +325,7 @@ static void run_speak(job *j) {
     const vx_speech_req *r = &j->req;
     if (j->voice_path[0] || strcmp(j->sm->kind, "vibevoice")) {
         st = vocis_voice_load(m, j->voice_path[0] ? j->voice_path : NULL, &voice);
+        if (st == VOCIS_E_INVALID && j->ref_path[0]) st = vocis_voice_load(m, j->ref_path, &voice);
         if (st) snprintf(j->errmsg, sizeof j->errmsg, "voice '%s': %s", r->voice[0] ? r->voice : "default",
                          vocis_errmsg(m));
         j->voice_failed = st != VOCIS_OK;
@@ -397,13 +403,45 @@ static void run_speak(job *j) {
     j->st = st;
 }
 
+/* 1 when libsndfile reads the file as audio of at least one frame; else a message in err. */
+static int readable_audio(const char *path, char *err, size_t cap) {
+    SF_INFO info = {0};
+    SNDFILE *f = sf_open(path, SFM_READ, &info);
+    if (!f) {
+        snprintf(err, cap, "the upload is not an audio file that can be read (%s)", sf_strerror(NULL));
+        return 0;
+    }
+    sf_close(f);
+    if (info.frames < 1 || info.samplerate < 1) snprintf(err, cap, "the uploaded recording holds no audio");
+    return info.frames >= 1 && info.samplerate >= 1;
+}
+
+/* An upload checked and saved for its model before the 201: Chatterbox clones the recording
+ * into voice_out (NAME.voice; the recording is kept as NAME.ref), VibeVoice-Realtime loads the
+ * preset (.pt or vocis voice file) and saves it as NAME.voice, VibeVoice checks that the
+ * recording reads (kept as NAME.ref, read when speaking). */
 static void run_clone(job *j) {
     vocis_model *m = j->sm->m;
-    vocis_clone_options co;
-    vocis_clone_options_default(&co);
-    if (!isnan(j->clone_exaggeration)) co.exaggeration = j->clone_exaggeration;
     vocis_voice *v = NULL;
-    vocis_status st = vocis_voice_clone(m, j->upload_path, &co, &v);
+    vocis_status st;
+    j->voice_failed = 1; /* a failure is the upload's (400 invalid_voice) unless it is the server's (job_client_error) */
+    const char *kind = j->sm->kind;
+    if (!strcmp(kind, "vibevoice")) {
+        st = vocis_voice_load(m, j->upload_path, &v);
+        if (st) snprintf(j->errmsg, sizeof j->errmsg, "%s", vocis_errmsg(m));
+        else if (!readable_audio(j->upload_path, j->errmsg, sizeof j->errmsg)) st = VOCIS_E_FORMAT;
+        vocis_voice_free(v);
+        j->st = st;
+        return;
+    }
+    if (!strcmp(kind, "vibevoice-realtime")) {
+        st = vocis_voice_load(m, j->upload_path, &v);
+    } else {
+        vocis_clone_options co;
+        vocis_clone_options_default(&co);
+        if (!isnan(j->clone_exaggeration)) co.exaggeration = j->clone_exaggeration;
+        st = vocis_voice_clone(m, j->upload_path, &co, &v);
+    }
     if (!st) st = vocis_voice_save(m, v, j->voice_out);
     if (st) snprintf(j->errmsg, sizeof j->errmsg, "%s", vocis_errmsg(m));
     else snprintf(j->warning, sizeof j->warning, "%s", vocis_voice_warning(v));
@@ -523,6 +561,11 @@ static enum MHD_Result queue(struct MHD_Connection *c, rq *q, int status, struct
     snprintf(id, sizeof id, "%llu", q->id);
     MHD_add_response_header(resp, "X-Request-Id", id);
     MHD_add_response_header(resp, "Cache-Control", "no-store");
+    if (q->cors[0]) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Origin", q->cors);
+        MHD_add_response_header(resp, "Access-Control-Expose-Headers", "X-Request-Id, Retry-After");
+        if (strcmp(q->cors, "*")) MHD_add_response_header(resp, "Vary", "Origin");
+    }
     q->status = status;
     q->responded = 1;
     enum MHD_Result r = MHD_queue_response(c, (unsigned)status, resp);
@@ -633,10 +676,15 @@ static char *models_json(server *s, const char *only) {
     return js;
 }
 
-static int has_kind(server *s, const char *kind) {
+/* 1 when a model has a built-in voice (Chatterbox's conds.pt), which "default" and OpenAI's names select. */
+static int has_builtin_voice(server *s) {
     for (int i = 0; i < s->n_models; i++)
-        if (!strcmp(s->models[i].kind, kind)) return 1;
+        if (!strncmp(s->models[i].kind, "chatterbox", 10) && strcmp(s->models[i].kind, "chatterbox-vc")) return 1;
     return 0;
+}
+
+static int builtin_voice(server *s, const char *name) {
+    return has_builtin_voice(s) && (!strcmp(name, "default") || vx_srv_openai_voice(name));
 }
 
 static cJSON *voice_obj(const char *name, const char *type) {
@@ -645,6 +693,13 @@ static cJSON *voice_obj(const char *name, const char *type) {
     cJSON_AddStringToObject(o, "object", "voice");
     cJSON_AddStringToObject(o, "type", type);
     return o;
+}
+
+/* The object's JSON text; the object is freed. */
+static char *json_text_of(cJSON *o) {
+    char *js = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return js;
 }
 
 static char *voices_json(server *s) {
@@ -675,7 +730,7 @@ static char *voices_json(server *s) {
         if (d) closedir(d);
     }
     for (int i = 0; i < ns; i++) cJSON_AddItemToArray(data, voice_obj(saved[i], "saved"));
-    if (has_kind(s, "chatterbox")) {
+    if (has_builtin_voice(s)) {
         static const char *const builtin[] = {"default", "alloy", "ash",  "ballad",  "coral", "echo",  "fable",
                                               "onyx",    "nova",  "sage", "shimmer", "verse", "marin", "cedar"};
         for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++) {
@@ -758,11 +813,12 @@ static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q)
                     "invalid voice name (letters, digits, '.', '_', '-'; at most 64; no '..')");
     }
     const int vv = !strcmp(sm->kind, "vibevoice"), rt = !strcmp(sm->kind, "vibevoice-realtime");
-    char chosen[1200] = "";
+    char chosen[1200] = "", ref[1200] = "";
     if (s->voices_dir[0]) {
         voice_paths(s, vn, vpath, rpath, sizeof vpath);
         if (!vv && file_exists(vpath)) snprintf(chosen, sizeof chosen, "%s", vpath);
         else if (file_exists(rpath)) snprintf(chosen, sizeof chosen, "%s", rpath);
+        if (strcmp(chosen, rpath) && file_exists(rpath)) snprintf(ref, sizeof ref, "%s", rpath); /* NAME.voice made for another model */
     }
     if (!chosen[0]) {
         int builtin = !strcmp(vn, "default") || vx_srv_openai_voice(vn);
@@ -794,6 +850,7 @@ static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q)
     j->req = r;
     j->req_id = q->id;
     snprintf(j->voice_path, sizeof j->voice_path, "%s", chosen);
+    snprintf(j->ref_path, sizeof j->ref_path, "%s", ref);
     int qr = enqueue(sm, j);
     if (qr) {
         job_unref(j);
@@ -836,21 +893,22 @@ static enum MHD_Result handle_voice_upload(struct MHD_Connection *c, server *s, 
     if (!s->voices_dir[0])
         return fail(c, q, 400, "voices_disabled", NULL, "this server was started without --voices DIR: it cannot save voices");
     const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-    char name[128] = "", model[128] = "", exs[32] = "";
+    char name[128] = "", model[128] = "", exs[32] = "", ows[8] = "";
     const uint8_t *audio = NULL;
     size_t alen = 0;
     const char *v;
     if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name"))) snprintf(name, sizeof name, "%s", v);
     if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "model"))) snprintf(model, sizeof model, "%s", v);
     if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "exaggeration"))) snprintf(exs, sizeof exs, "%s", v);
+    if ((v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "overwrite"))) snprintf(ows, sizeof ows, "%s", v);
     if (ct && !strncasecmp(ct, "multipart/form-data", 19)) {
         vx_form_part parts[8];
         int np = vx_srv_parse_multipart(ct, q->body, q->len, parts, 8);
         if (np < 0) return fail(c, q, 400, "invalid_multipart", NULL, "malformed multipart/form-data body");
         for (int i = 0; i < np; i++) {
             char *dst = !strcmp(parts[i].name, "name") ? name : !strcmp(parts[i].name, "model") ? model
-                        : !strcmp(parts[i].name, "exaggeration") ? exs : NULL;
-            size_t cap = dst == exs ? sizeof exs : sizeof name;
+                        : !strcmp(parts[i].name, "exaggeration") ? exs : !strcmp(parts[i].name, "overwrite") ? ows : NULL;
+            size_t cap = dst == exs ? sizeof exs : dst == ows ? sizeof ows : sizeof name;
             if (dst) {
                 size_t n = parts[i].len < cap - 1 ? parts[i].len : cap - 1;
                 memcpy(dst, parts[i].data, n);
@@ -873,16 +931,20 @@ static enum MHD_Result handle_voice_upload(struct MHD_Connection *c, server *s, 
         if (*end || !isfinite(ex) || ex < 0 || ex > 2)
             return fail(c, q, 400, "invalid_value", "exaggeration", "'exaggeration' must be a number in [0, 2]");
     }
-    srv_model *sm = NULL;
-    if (model[0]) {
-        sm = find_model(s, model);
-        if (!sm) return fail(c, q, 404, "model_not_found", "model", "no such model");
-    } else {
-        for (int i = 0; i < s->n_models && !sm; i++)
-            if (!strcmp(s->models[i].kind, "chatterbox")) sm = &s->models[i];
-    }
+    const int overwrite = !strcasecmp(ows, "true") || !strcmp(ows, "1");
+    if (ows[0] && !overwrite && strcasecmp(ows, "false") && strcmp(ows, "0"))
+        return fail(c, q, 400, "invalid_value", "overwrite", "'overwrite' must be true or false");
+    srv_model *sm = model[0] ? find_model(s, model) : &s->models[0]; /* the default model, as for speech */
+    if (!sm) return fail(c, q, 404, "model_not_found", "model", "no such model");
+    snprintf(q->model, sizeof q->model, "%s", sm->name);
     char tmp[1200], vpath[1200], rpath[1200];
     voice_paths(s, name, vpath, rpath, sizeof vpath);
+    if (!overwrite && (file_exists(vpath) || file_exists(rpath))) {
+        vx_srv_error e;
+        vx_srv_seterr(&e, 409, "voice_exists", "name",
+                      "a voice named '%s' exists: send overwrite=true to replace it, or DELETE /v1/voices/%s first", name, name);
+        return send_error(c, q, &e);
+    }
     snprintf(tmp, sizeof tmp, "%s/.upload-%llu.tmp", s->voices_dir, q->id);
     FILE *f = fopen(tmp, "wb");
     if (!f || fwrite(audio, 1, alen, f) != alen) {
@@ -894,69 +956,73 @@ static enum MHD_Result handle_voice_upload(struct MHD_Connection *c, server *s, 
         unlink(tmp);
         return fail(c, q, 500, "io_error", NULL, "cannot write the upload into the voices folder");
     }
-    char warning[300] = "";
-    if (sm && !strcmp(sm->kind, "chatterbox")) {
-        job *j = job_new(s, sm, JOB_CLONE);
-        if (!j) {
-            unlink(tmp);
-            return fail(c, q, 500, "out_of_memory", NULL, "out of memory");
-        }
-        snprintf(j->upload_path, sizeof j->upload_path, "%s", tmp);
-        snprintf(j->voice_out, sizeof j->voice_out, "%s", vpath);
-        j->clone_exaggeration = ex;
-        int qr = enqueue(sm, j);
-        if (qr) {
-            job_unref(j);
-            unlink(tmp);
-            if (qr < 0) return fail(c, q, 503, "shutting_down", NULL, "the server is shutting down");
-            char ra[16];
-            snprintf(ra, sizeof ra, "%d", qr);
-            vx_srv_error e;
-            vx_srv_seterr(&e, 429, "queue_full", NULL, "the queue is full; retry after %d s", qr);
-            return send_error_hdr(c, q, &e, "Retry-After", ra);
-        }
-        q->job = j;
-        if (wait_job(c, j, 1)) {
-            unlink(tmp); /* the worker may still read it: it then fails, harmlessly */
-            return MHD_NO;
-        }
-        if (j->st) {
-            unlink(tmp);
-            return job_error(c, q, j);
-        }
-        snprintf(warning, sizeof warning, "%s", j->warning);
-    } else {
-        unlink(vpath); /* a stale Chatterbox voice of that name no longer matches the recording */
-    }
-    if (rename(tmp, rpath)) {
+    /* checked (cloned, loaded) by the model before the 201, on its worker */
+    const int realtime = !strcmp(sm->kind, "vibevoice-realtime"), vv = !strcmp(sm->kind, "vibevoice");
+    job *j = job_new(s, sm, JOB_CLONE);
+    if (!j) {
         unlink(tmp);
-        return fail(c, q, 500, "io_error", NULL, "cannot save the recording");
+        return fail(c, q, 500, "out_of_memory", NULL, "out of memory");
+    }
+    snprintf(j->upload_path, sizeof j->upload_path, "%s", tmp);
+    snprintf(j->voice_out, sizeof j->voice_out, "%s", vpath);
+    j->clone_exaggeration = ex;
+    int qr = enqueue(sm, j);
+    if (qr) {
+        job_unref(j);
+        unlink(tmp);
+        if (qr < 0) return fail(c, q, 503, "shutting_down", NULL, "the server is shutting down");
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", qr);
+        vx_srv_error e;
+        vx_srv_seterr(&e, 429, "queue_full", NULL, "the queue is full; retry after %d s", qr);
+        return send_error_hdr(c, q, &e, "Retry-After", ra);
+    }
+    q->job = j;
+    if (wait_job(c, j, 1)) {
+        unlink(tmp); /* the worker may still read it: it then fails, harmlessly */
+        return MHD_NO;
+    }
+    if (j->st) {
+        unlink(tmp);
+        return job_error(c, q, j);
+    }
+    if (realtime) { /* the preset is NAME.voice; a recording of an older upload would no longer match */
+        unlink(tmp);
+        unlink(rpath);
+    } else {
+        if (vv) unlink(vpath); /* a stale Chatterbox voice of that name no longer matches the recording */
+        if (rename(tmp, rpath)) {
+            unlink(tmp);
+            return fail(c, q, 500, "io_error", NULL, "cannot save the recording");
+        }
     }
     cJSON *o = voice_obj(name, "saved");
-    cJSON_AddStringToObject(o, "model", sm ? sm->name : "");
-    cJSON_AddStringToObject(o, "warning", warning);
-    char *js = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return send_json(c, q, 201, js);
+    cJSON_AddStringToObject(o, "model", sm->name);
+    cJSON_AddStringToObject(o, "warning", j->warning);
+    return send_json(c, q, 201, json_text_of(o));
 }
 
 static enum MHD_Result handle_voice(struct MHD_Connection *c, server *s, rq *q) {
     if (!vx_srv_valid_name(q->arg))
         return fail(c, q, 400, "invalid_voice", "name", "invalid voice name (letters, digits, '.', '_', '-'; at most 64; no '..')");
-    char vpath[1200], rpath[1200];
-    if (!s->voices_dir[0]) return fail(c, q, 404, "voice_not_found", NULL, "no saved voices (no --voices DIR)");
-    voice_paths(s, q->arg, vpath, rpath, sizeof vpath);
-    int has = file_exists(vpath) || file_exists(rpath);
-    if (!has) return fail(c, q, 404, "voice_not_found", NULL, "no saved voice of that name");
-    if (!strcmp(q->method, "DELETE")) {
+    char vpath[1200] = "", rpath[1200] = "";
+    if (s->voices_dir[0]) voice_paths(s, q->arg, vpath, rpath, sizeof vpath);
+    const int saved = s->voices_dir[0] && (file_exists(vpath) || file_exists(rpath));
+    const int del = !strcmp(q->method, "DELETE");
+    if (!saved && builtin_voice(s, q->arg)) { /* as GET /v1/voices lists it */
+        if (del) return fail(c, q, 400, "builtin_voice", "name", "a built-in voice cannot be deleted");
+        return send_json(c, q, 200, json_text_of(voice_obj(q->arg, "builtin")));
+    }
+    if (!saved)
+        return fail(c, q, 404, "voice_not_found", NULL,
+                    s->voices_dir[0] ? "no saved voice of that name" : "no saved voices (no --voices DIR)");
+    if (del) {
         unlink(vpath);
         unlink(rpath);
     }
     cJSON *o = voice_obj(q->arg, "saved");
-    if (!strcmp(q->method, "DELETE")) cJSON_AddTrueToObject(o, "deleted");
-    char *js = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return send_json(c, q, 200, js);
+    if (del) cJSON_AddTrueToObject(o, "deleted");
+    return send_json(c, q, 200, json_text_of(o));
 }
 
 static int ready(server *s) {
@@ -1036,15 +1102,23 @@ static int auth_ok(struct MHD_Connection *c, server *s) {
     return diff == 0;
 }
 
+/* While shutting down (the grace period of running work) every new request but /health and
+ * /metrics is answered 503, and the connection closed so a proxy retries elsewhere. */
+static enum MHD_Result shutting_down(struct MHD_Connection *c, rq *q) {
+    vx_srv_error e;
+    vx_srv_seterr(&e, 503, "shutting_down", NULL, "the server is shutting down");
+    return send_error_hdr(c, q, &e, "Connection", "close");
+}
+
 static enum MHD_Result dispatch(struct MHD_Connection *c, server *s, rq *q) {
     const int get = !strcmp(q->method, "GET") || !strcmp(q->method, "HEAD");
+    if (atomic_load(&s->stopping) && q->route != VX_R_HEALTH && q->route != VX_R_METRICS) return shutting_down(c, q);
     switch (q->route) {
     case VX_R_PAGE: return send_buf(c, q, 200, "text/html; charset=utf-8", (void *)vx_srv_webpage, strlen(vx_srv_webpage), 0);
     case VX_R_HEALTH: return send_json(c, q, 200, strdup("{\"status\":\"ok\"}"));
     case VX_R_READY:
         return ready(s) ? send_json(c, q, 200, strdup("{\"status\":\"ready\"}"))
-                        : fail(c, q, 503, atomic_load(&s->stopping) ? "shutting_down" : "queue_full", NULL,
-                               atomic_load(&s->stopping) ? "the server is shutting down" : "the queue is full");
+                        : fail(c, q, 503, "queue_full", NULL, "the queue is full");
     case VX_R_METRICS: {
         char *m = metrics_text(s);
         return m ? send_buf(c, q, 200, "text/plain; version=0.0.4", m, strlen(m), 1) : MHD_NO;
@@ -1054,16 +1128,48 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, server *s, rq *q) {
         char *js = models_json(s, q->arg);
         return js ? send_json(c, q, 200, js) : fail(c, q, 404, "model_not_found", "model", "no such model");
     }
-    case VX_R_SPEECH:
-        if (atomic_load(&s->stopping)) return fail(c, q, 503, "shutting_down", NULL, "the server is shutting down");
-        return handle_speech(c, s, q);
-    case VX_R_VOICES:
-        if (get) return send_json(c, q, 200, voices_json(s));
-        if (atomic_load(&s->stopping)) return fail(c, q, 503, "shutting_down", NULL, "the server is shutting down");
-        return handle_voice_upload(c, s, q);
+    case VX_R_SPEECH: return handle_speech(c, s, q);
+    case VX_R_VOICES: return get ? send_json(c, q, 200, voices_json(s)) : handle_voice_upload(c, s, q);
     case VX_R_VOICE: return handle_voice(c, s, q);
     default: return fail(c, q, 404, "not_found", NULL, "no such route");
     }
+}
+
+/* --cors: "*", or a comma-separated list of origins of which the request's Origin is echoed. */
+static void cors_origin(struct MHD_Connection *c, server *s, char *out, size_t cap) {
+    out[0] = 0;
+    const char *list = s->cfg->cors, *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    if (!list || !list[0]) return;
+    if (!strcmp(list, "*")) {
+        snprintf(out, cap, "*");
+        return;
+    }
+    if (!origin || !origin[0]) return;
+    const size_t n = strlen(origin);
+    for (const char *p = list; *p;) {
+        while (*p == ' ' || *p == ',') p++;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ' ') e++;
+        if ((size_t)(e - p) == n && !strncmp(p, origin, n)) {
+            snprintf(out, cap, "%s", origin);
+            return;
+        }
+        p = e;
+    }
+}
+
+/* OPTIONS (a browser's CORS preflight: it carries no credentials): 204 with the route's methods. */
+static enum MHD_Result preflight(struct MHD_Connection *c, rq *q) {
+    struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!resp) return MHD_NO;
+    const char *methods = vx_srv_route_methods(q->route);
+    MHD_add_response_header(resp, "Allow", methods);
+    if (q->cors[0]) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Methods", methods);
+        MHD_add_response_header(resp, "Access-Control-Allow-Headers", "Authorization, Content-Type");
+        MHD_add_response_header(resp, "Access-Control-Max-Age", "600");
+    }
+    return queue(c, q, 204, resp);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -1081,15 +1187,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         snprintf(q->path, sizeof q->path, "%s", url);
         q->route = vx_srv_route(url, &q->arg);
         q->limit = q->route == VX_R_VOICES ? s->cfg->max_upload : s->cfg->max_body;
+        cors_origin(c, s, q->cors, sizeof q->cors);
         if (q->route == VX_R_NONE) return fail(c, q, 404, "not_found", NULL, "no such route");
+        if (!strcmp(method, "OPTIONS")) return preflight(c, q);
         if (!vx_srv_method_ok(q->route, method)) {
             vx_srv_error e;
             vx_srv_seterr(&e, 405, "method_not_allowed", NULL, "%s is not allowed on %s (allowed: %s)", method,
                           vx_srv_route_name(q->route), vx_srv_route_methods(q->route));
             return send_error_hdr(c, q, &e, "Allow", vx_srv_route_methods(q->route));
         }
-        if (!strncmp(url, "/v1/", 4) && !auth_ok(c, s))
-            return fail(c, q, 401, "invalid_api_key", NULL, "missing or invalid API key (Authorization: Bearer KEY)");
+        if ((!strncmp(url, "/v1/", 4) || q->route == VX_R_METRICS) && !auth_ok(c, s)) {
+            vx_srv_error e;
+            vx_srv_seterr(&e, 401, "invalid_api_key", NULL, "missing or invalid API key (Authorization: Bearer KEY)");
+            return send_error_hdr(c, q, &e, "WWW-Authenticate", "Bearer");
+        }
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         if (cl && strtoull(cl, NULL, 10) > q->limit) {
             vx_srv_error e;
@@ -1232,6 +1343,42 @@ static int all_idle(server *s) {
     return 1;
 }
 
+static int stop_pipe[2] = {-1, -1};
+
+static void on_stop_signal(int sig) {
+    const unsigned char b = (unsigned char)sig;
+    const int saved = errno;
+    const ssize_t r = write(stop_pipe[1], &b, 1); /* fails only with a full pipe: a signal is already waiting */
+    (void)r;
+    errno = saved;
+}
+
+/* --host: a numeric address or a host name (getaddrinfo; the first IPv4 address, else the first). */
+static int resolve_host(const char *host, int port, struct sockaddr_storage *out) {
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    int rc = getaddrinfo(host, ps, &hints, &res);
+    if (rc) {
+        fprintf(stderr, "vocis serve: --host %s: %s\n", host, gai_strerror(rc));
+        return -1;
+    }
+    const struct addrinfo *pick = res;
+    for (const struct addrinfo *a = res; a; a = a->ai_next)
+        if (a->ai_family == AF_INET) {
+            pick = a;
+            break;
+        }
+    memset(out, 0, sizeof *out);
+    memcpy(out, pick->ai_addr, pick->ai_addrlen);
+    freeaddrinfo(res);
+    return 0;
+}
+
 int vx_server_run(const vx_server_config *cfg) {
     static server srv; /* one per process */
     server *s = &srv;
@@ -1255,12 +1402,21 @@ int vx_server_run(const vx_server_config *cfg) {
         }
         snprintf(s->voices_dir, sizeof s->voices_dir, "%s", cfg->voices_dir);
     }
-    /* SIGINT / SIGTERM are taken with sigwait below: block them in every thread */
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    /* SIGINT / SIGTERM reach a handler in whichever thread takes them (threads that libraries
+     * start before this point, OpenBLAS's, have them unblocked: a sigwait in this thread would
+     * not see every one, and the default action would kill the process); the handler tells
+     * this thread through a pipe. A second signal while shutting down changes nothing. */
+    if (pipe(stop_pipe)) {
+        fprintf(stderr, "vocis serve: cannot make a pipe: %s\n", strerror(errno));
+        return 1;
+    }
+    struct sigaction act;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = on_stop_signal;
+    act.sa_flags = SA_RESTART;
+    sigemptyset(&act.sa_mask);
+    sigaction(SIGINT, &act, NULL);
+    sigaction(SIGTERM, &act, NULL);
     signal(SIGPIPE, SIG_IGN);
 
     vocis_open_options oo = {cfg->threads, cfg->config_path, cfg->precision};
@@ -1305,27 +1461,14 @@ int vx_server_run(const vx_server_config *cfg) {
         }
     }
 
-    struct sockaddr_in sa4;
-    struct sockaddr_in6 sa6;
-    struct sockaddr *sa;
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
-    memset(&sa4, 0, sizeof sa4);
-    memset(&sa6, 0, sizeof sa6);
-    if (inet_pton(AF_INET, cfg->host, &sa4.sin_addr) == 1) {
-        sa4.sin_family = AF_INET;
-        sa4.sin_port = htons((uint16_t)cfg->port);
-        sa = (struct sockaddr *)&sa4;
-    } else if (inet_pton(AF_INET6, cfg->host, &sa6.sin6_addr) == 1) {
-        sa6.sin6_family = AF_INET6;
-        sa6.sin6_port = htons((uint16_t)cfg->port);
-        sa = (struct sockaddr *)&sa6;
-        flags |= MHD_USE_IPv6;
-    } else {
-        fprintf(stderr, "vocis serve: --host %s: give a numeric IPv4 or IPv6 address\n", cfg->host);
+    struct sockaddr_storage sa;
+    if (resolve_host(cfg->host, cfg->port, &sa)) {
         shutdown_models(s);
         return 2;
     }
-    s->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, sa,
+    if (sa.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+    s->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT,
                             (unsigned)cfg->idle_timeout, MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
                             MHD_OPTION_END);
@@ -1352,17 +1495,19 @@ int vx_server_run(const vx_server_config *cfg) {
         }
     }
 
-    int sig = 0;
-    sigwait(&sigs, &sig);
+    unsigned char sig = 0;
+    while (read(stop_pipe[0], &sig, 1) < 0 && errno == EINTR) continue;
     fprintf(stderr, "vocis serve: %s: shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     atomic_store(&s->stopping, 1);
-    MHD_quiesce_daemon(s->d); /* no new connections; open ones are answered 503 */
-    /* queued jobs are dropped by the workers (stopping); running ones get a grace period */
+    /* queued jobs are dropped by the workers (stopping); running ones get a grace period, during
+     * which the server keeps listening and answers /ready and new requests 503 (dispatch) */
     for (int i = 0; i < 100 && !all_idle(s); i++) usleep(100 * 1000);
     atomic_store(&s->hard_stop, 1);
     for (int i = 0; i < 50 && !all_idle(s); i++) usleep(100 * 1000);
     MHD_stop_daemon(s->d);
     shutdown_models(s);
+    close(stop_pipe[0]);
+    close(stop_pipe[1]);
     fprintf(stderr, "vocis serve: stopped\n");
     return 0;
 }

@@ -32,6 +32,7 @@ typedef struct vx_server_config {
     int threads;             /* model threads (0 = physical cores) */
     int precision;           /* VOCIS_PRECISION_* (0 = the library's default) */
     int quiet;               /* no per-request log lines */
+    const char *cors;        /* Access-Control-Allow-Origin: "*" or comma-separated origins (NULL = no CORS) */
 } vx_server_config;
 
 void vx_server_config_default(vx_server_config *c);
