@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages vocis builds with (see README: Dependencies).
-# --tests also installs what only the test suite uses: Debian's chromium (the
-# web page test drives it headless) and nginx-light (the scale-out recipe).
+# --tests also installs what only the test suite uses: curl (the server tests),
+# Debian's chromium (the web page test drives it headless), nginx-light (the
+# scale-out recipe) and, where no node is installed yet, Debian's nodejs + npm
+# (the official openai client and puppeteer-core; an existing node is kept).
 set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 EXTRA=()
-[ "${1:-}" = "--tests" ] && EXTRA=(chromium nginx-light)
+if [ "${1:-}" = "--tests" ]; then
+    EXTRA=(curl chromium nginx-light)
+    command -v node >/dev/null && command -v npm >/dev/null || EXTRA+=(nodejs npm)
+fi
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential cmake pkg-config \

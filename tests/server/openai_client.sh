@@ -8,13 +8,13 @@ VOCIS=$1 DATA=$2 SCRATCH=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
 . "$HERE/lib.sh"
-command -v node >/dev/null && command -v npm >/dev/null || { echo "SKIP: node / npm are not installed"; exit 0; }
+command -v node >/dev/null && command -v npm >/dev/null || { echo "SKIP: node / npm are not installed"; exit 77; }
 NPM_DIR=${VOCIS_NPM_DIR:-$SCRATCH/../server_npm}   # shared by the server tests, kept between runs
 mkdir -p "$NPM_DIR"
 if ! cmp -s "$HERE/package-lock.json" "$NPM_DIR/package-lock.json" || [ ! -d "$NPM_DIR/node_modules/openai" ]; then
     cp "$HERE/package.json" "$HERE/package-lock.json" "$NPM_DIR/"
     if ! (cd "$NPM_DIR" && timeout 300 npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >npm.log 2>&1); then
-        echo "SKIP: npm ci failed (registry unreachable?): $(tail -3 "$NPM_DIR/npm.log")"; rm -f "$NPM_DIR/package-lock.json"; exit 0
+        echo "SKIP: npm ci failed (registry unreachable?): $(tail -3 "$NPM_DIR/npm.log")"; rm -f "$NPM_DIR/package-lock.json"; exit 77
     fi
 fi
 M=$DATA/chatterbox/ckpt

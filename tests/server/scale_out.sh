@@ -7,7 +7,7 @@ set -uo pipefail
 VOCIS=$1 DATA=$2 SCRATCH=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
-{ command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null || { echo "SKIP: nginx is not installed (apt-get install nginx-light)"; exit 0; }
+{ command -v nginx || [ -x /usr/sbin/nginx ]; } >/dev/null || { echo "SKIP: nginx is not installed (apt-get install nginx-light)"; exit 77; }
 M=$DATA/chatterbox/ckpt
 for try in 1 2 3; do
     port=$((20000 + RANDOM % 30000))

@@ -7,7 +7,7 @@
 set -uo pipefail
 VOCIS=$1 DATA=$2 SCRATCH=$3
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
-command -v curl >/dev/null || { echo "SKIP: curl is not installed"; exit 0; }
+command -v curl >/dev/null || { echo "SKIP: curl is not installed"; exit 77; }
 . "$(dirname "$0")/lib.sh"
 EN=$DATA/chatterbox/ckpt TURBO=$DATA/chatterbox-turbo/ckpt RT=$DATA/vibevoice-realtime/model
 PRESET=$DATA/vibevoice-realtime/voices/streaming_model/en-TinyAda_woman.pt

@@ -8,7 +8,7 @@
 set -uo pipefail
 VOCIS=$1 DATA=$2 SCRATCH=$3
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH/voices"
-command -v curl >/dev/null || { echo "SKIP: curl is not installed"; exit 0; }
+command -v curl >/dev/null || { echo "SKIP: curl is not installed"; exit 77; }
 . "$(dirname "$0")/lib.sh"
 CB=$DATA/chatterbox/ckpt
 MTL=$DATA/chatterbox-mtl/ckpt

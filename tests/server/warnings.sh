@@ -4,7 +4,7 @@
 set -uo pipefail
 VOCIS=$1 DATA=$2 SCRATCH=$3
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH/voices"
-command -v curl >/dev/null || { echo "SKIP: curl is not installed"; exit 0; }
+command -v curl >/dev/null || { echo "SKIP: curl is not installed"; exit 77; }
 . "$(dirname "$0")/lib.sh"
 D=$DATA/vibevoice
 cp "$D/inputs/voice_0.wav" "$SCRATCH/voices/alice.ref" # a VibeVoice voice is the recording NAME.ref

@@ -9,14 +9,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
 . "$HERE/lib.sh"
 CHROME=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
-[ -n "$CHROME" ] || { echo "SKIP: chromium is not installed (apt-get install chromium)"; exit 0; }
-command -v node >/dev/null && command -v npm >/dev/null || { echo "SKIP: node / npm are not installed"; exit 0; }
+[ -n "$CHROME" ] || { echo "SKIP: chromium is not installed (apt-get install chromium)"; exit 77; }
+command -v node >/dev/null && command -v npm >/dev/null || { echo "SKIP: node / npm are not installed"; exit 77; }
 NPM_DIR=${VOCIS_NPM_DIR:-$SCRATCH/../server_npm}
 mkdir -p "$NPM_DIR"
 if ! cmp -s "$HERE/package-lock.json" "$NPM_DIR/package-lock.json" || [ ! -d "$NPM_DIR/node_modules/puppeteer-core" ]; then
     cp "$HERE/package.json" "$HERE/package-lock.json" "$NPM_DIR/"
     if ! (cd "$NPM_DIR" && timeout 300 npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >npm.log 2>&1); then
-        echo "SKIP: npm ci failed (registry unreachable?): $(tail -3 "$NPM_DIR/npm.log")"; rm -f "$NPM_DIR/package-lock.json"; exit 0
+        echo "SKIP: npm ci failed (registry unreachable?): $(tail -3 "$NPM_DIR/npm.log")"; rm -f "$NPM_DIR/package-lock.json"; exit 77
     fi
 fi
 start_server --model "$DATA/chatterbox/ckpt" --model mtl="$DATA/chatterbox-mtl/ckpt" --voices "$SCRATCH/voices" --threads 2
