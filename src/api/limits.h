@@ -4,6 +4,8 @@
 #ifndef VX_LIMITS_H
 #define VX_LIMITS_H
 
+#include <stdint.h>
+
 typedef enum {
     VX_LIM_SEED,
     VX_LIM_TEMPERATURE,
@@ -28,5 +30,9 @@ typedef struct vx_limit {
 } vx_limit;
 
 extern const vx_limit vx_limits[VX_LIM_COUNT];
+
+/* A random seed in [0, 2^53) (the table's seed range), for a request that gives none:
+ * the CLI prints it and the server returns it, so that the take can be made again. */
+int64_t vx_draw_seed(void);
 
 #endif

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/limits.h"
 #include "base/rng.h"
 #include "base/threads.h"
 #include "io/audio.h"
@@ -34,6 +35,7 @@
 #include "models/chatterbox/turbo.h"
 
 #include "api/internal.h"
+#include "api/limits.h"
 
 int vx_api_file_exists(const char *dir, const char *name) {
     char p[4200];
@@ -404,16 +406,6 @@ void vocis_t3_options_default(vocis_t3_options *o) {
     o->seed = -1;
 }
 
-static uint64_t random_seed(void) {
-    uint64_t s = 0;
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (f) {
-        if (fread(&s, sizeof s, 1, f) != 1) s = 0;
-        fclose(f);
-    }
-    return s ^ (uint64_t)time(NULL);
-}
-
 /* The T3 view of a voice, with the exaggeration override (NaN = keep the
  * voice's); checks the speaker width against this T3. */
 static vocis_status t3_cond_of(vocis_model *m, const vx_cb_conds *c, float exaggeration, vx_t3_cond *out) {
@@ -437,7 +429,7 @@ static vx_t3_sampling t3_sampling_of(const vocis_t3_options *o, int (*on_token)(
 }
 
 void vx_api_seed_rng(vx_rng *rng, const vocis_t3_options *o) {
-    vx_rng_seed(rng, o->seed >= 0 ? (uint64_t)o->seed : random_seed());
+    vx_rng_seed(rng, o->seed >= 0 ? (uint64_t)o->seed : (uint64_t)vx_draw_seed());
 }
 
 vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text,

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,14 +154,7 @@ int cli_seed(const char *cmd, uint64_t seed, int64_t *out) {
         *out = (int64_t)seed;
         return 0;
     }
-    uint64_t r;
-    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) { /* no entropy source: time and pid */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        r = ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 40);
-    }
-    /* below 2^53: the seed survives a trip through JSON or a float */
-    *out = (int64_t)(r >> 11);
+    *out = vx_draw_seed();
     return 0;
 }
 

@@ -24,11 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "api/limits.h"
 #include "base/threads.h"
 #include "io/outfile.h"
 #include "server/server.h"
@@ -91,6 +91,7 @@ struct job {
     unsigned long long req_id;      /* the request's id, for log lines */
     atomic_int cancel;
     int timed_out;
+    int sse_ended; /* the SSE stream's last event (done or error) is queued: it ends cleanly */
     double t_enq, t_start, t_end, deadline;
     /* output (guarded by mu) */
     uint8_t *out;
@@ -385,6 +386,7 @@ static void run_speak(job *j) {
                                  j->text_tokens, j->speech_tokens, j->text_tokens + j->speech_tokens, secs,
                                  (long long)r->seed);
                 job_append(j, (const uint8_t *)ev, (size_t)k);
+                j->sse_ended = 1;
             } else if (st != VOCIS_E_CANCELLED || j->timed_out) {
                 j->st = st;
                 vx_srv_error e;
@@ -393,6 +395,7 @@ static void run_speak(job *j) {
                 if (js) {
                     int k = snprintf(ev, sizeof ev, "data: {\"type\":\"error\",%s\n\n", js + 1);
                     job_append(j, (const uint8_t *)ev, (size_t)k);
+                    j->sse_ended = 1;
                     free(js);
                 }
             }
@@ -766,7 +769,9 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
             return (ssize_t)n;
         }
         if (j->done) {
-            int ok = j->st == VOCIS_OK;
+            /* an SSE error event is the stream's proper end (the terminating chunk follows); a raw
+             * audio stream that failed is cut off, so that the client cannot take it as complete */
+            int ok = j->st == VOCIS_OK || j->sse_ended;
             pthread_mutex_unlock(&j->mu);
             return ok ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
         }
@@ -784,13 +789,6 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
         pthread_mutex_lock(&j->mu);
         (void)guard;
     }
-}
-
-/* A seed in [0, 2^53): one that JSON clients carry exactly (api/limits.h). */
-static int64_t draw_seed(void) {
-    uint64_t x = 0;
-    if (getrandom(&x, sizeof x, 0) != (ssize_t)sizeof x) x = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-    return (int64_t)(x & ((1ull << 53) - 1));
 }
 
 static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q) {
@@ -841,7 +839,7 @@ static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q)
         vx_speech_req_free(&r);
         return send_error(c, q, &e);
     }
-    if (r.seed < 0) r.seed = draw_seed(); /* told to the client, so that it can ask for the same audio again */
+    if (r.seed < 0) r.seed = vx_draw_seed(); /* told to the client, so that it can ask for the same audio again */
     job *j = job_new(s, sm, JOB_SPEAK);
     if (!j) {
         vx_speech_req_free(&r);

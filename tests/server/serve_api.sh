@@ -188,6 +188,12 @@ wait $cpid
 [ "$(cat "$SCRATCH/slow.code")" = 503 ] && grep -q '"code":"timeout"' "$SCRATCH/slow.json" && ok "per-request time limit: 503 timeout" \
     || bad "time limit: $(cat "$SCRATCH/slow.code") $(cat "$SCRATCH/slow.json")"
 req "ready again" 200 "" "$URL/ready"
+# a timed-out SSE stream ends with an error event and a clean end of the chunked body (curl exit 0)
+curl -s -N --max-time 30 "$S" -o "$SCRATCH/slow.sse" \
+    -d "{\"input\":\"$LONG4\",\"stream_format\":\"sse\",\"response_format\":\"pcm\"}"; rc=$?
+last=$(grep '^data: ' "$SCRATCH/slow.sse" | tail -1)
+[ $rc -eq 0 ] && [[ $last == *'"type":"error"'*'"code":"timeout"'* ]] && ok "timed-out SSE stream: error event, clean end" \
+    || bad "timed-out SSE stream: curl rc=$rc, last event: $(head -c 300 <<<"$last")"
 curl -s -N --max-time 30 "$S" -o /dev/null -d "{\"input\":\"$LONG\",\"stream_format\":\"audio\",\"response_format\":\"pcm\"}" &
 cpid=$!
 sleep 0.5

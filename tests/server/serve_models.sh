@@ -120,14 +120,41 @@ cmp -s "$SCRATCH/body" "$SCRATCH/turbo_cli.wav" && ok "Turbo top_k = vocis speak
 # ---- item 15: one table of limits: the CLI and the server refuse and accept the same values.
 # json-name cli-flag just-below min max just-above ("accepted" = got past the option checks:
 # the CLI then misses the model folder, the server the model)
+# other_cli FLAG: the other sampling commands that take the knob, as "NAME ARGS..." lines
+other_cli() {
+    case $1 in
+    --cfg-scale | --diffusion-steps) ;;
+    --cfm-steps) echo "convert $SCRATCH/src.wav -o $SCRATCH/x.wav" ;;
+    --seed) echo "tokens --text hi"; echo "convert $SCRATCH/src.wav -o $SCRATCH/x.wav" ;;
+    *) echo "tokens --text hi" ;;
+    esac
+}
+# other_cli_agrees FLAG VALUE accepted|refused: every other command takes or refuses VALUE as speak does
+other_cli_agrees() {
+    local cmd rest rc
+    while read -r cmd rest; do
+        [ -n "$cmd" ] || continue
+        # shellcheck disable=SC2086
+        "$VOCIS" "$cmd" --model "$SCRATCH/nomodel" $rest "$1" "$2" 2>"$SCRATCH/err2"; rc=$?
+        if [ "$3" = accepted ]; then
+            grep -q 'model folder not found' "$SCRATCH/err2" || { bad "vocis $cmd $1 $2: $(cat "$SCRATCH/err2")"; continue; }
+        else
+            [ $rc = 2 ] && grep -q "^vocis $cmd: option $1: " "$SCRATCH/err2" \
+                || { bad "vocis $cmd $1 $2 not refused: rc=$rc $(cat "$SCRATCH/err2")"; continue; }
+        fi
+        ok "vocis $cmd $1 $2 $3 as by speak and the server"
+    done <<<"$(other_cli "$1")"
+}
 while read -r js flag below lo hi above; do
     for v in "$lo" "$hi"; do
+        other_cli_agrees "$flag" "$v" accepted
         "$VOCIS" speak --model "$SCRATCH/nomodel" --text hi -o "$SCRATCH/x.wav" "$flag" "$v" 2>"$SCRATCH/err"
         c=$(curl -s -o "$SCRATCH/body" -w '%{http_code}' "$S" -d "{\"model\":\"nomodel\",\"input\":\"hi\",\"$js\":$v}")
         grep -q 'model folder not found' "$SCRATCH/err" && [ "$c" = 404 ] && ok "$js / $flag $v accepted by both" \
             || bad "$js / $flag $v: CLI '$(cat "$SCRATCH/err")', server $c $(cat "$SCRATCH/body")"
     done
     for v in "$below" "$above"; do
+        other_cli_agrees "$flag" "$v" refused
         "$VOCIS" speak --model "$SCRATCH/nomodel" --text hi -o "$SCRATCH/x.wav" "$flag" "$v" 2>"$SCRATCH/err"; rc=$?
         c=$(curl -s -o "$SCRATCH/body" -w '%{http_code}' "$S" -d "{\"model\":\"nomodel\",\"input\":\"hi\",\"$js\":$v}")
         [ $rc = 2 ] && grep -q "^vocis speak: option $flag: " "$SCRATCH/err" && [ "$c" = 400 ] && grep -q "\"param\":\"$js\"" "$SCRATCH/body" \
