@@ -101,16 +101,20 @@ class Binding(unittest.TestCase):
         self.assertTrue(all(sr == 24000 and c.dtype == np.float32 for c, sr in chunks))
         self.assertTrue(np.array_equal(np.concatenate([c for c, _ in chunks]), x))
 
-    def test_python_m_vocis_matches_cli(self):
+    def speak_both(self, tag, *args):
+        """The files that `python3 -m vocis speak ARGS` and `vocis speak ARGS` write (one thread, quiet)."""
         outs = []
         for cmd in ([sys.executable, "-m", "vocis"], [VOCIS_CLI]):
-            out = os.path.join(SCRATCH, "m_%d.wav" % len(outs))
-            r = subprocess.run(cmd + ["speak", "--model", CKPT, "--text", TEXT, "--seed", "4", "--threads", "1",
-                                      "--cfm-steps", "3", "-q", "-o", out],
+            out = os.path.join(SCRATCH, "%s_%d.wav" % (tag, len(outs)))
+            r = subprocess.run(cmd + ["speak", *args, "--threads", "1", "-q", "-o", out],
                                env=dict(os.environ, PYTHONPATH=PKG), stderr=subprocess.PIPE)
             self.assertEqual(r.returncode, 0, r.stderr.decode())
             with open(out, "rb") as f:
                 outs.append(f.read())
+        return outs
+
+    def test_python_m_vocis_matches_cli(self):
+        outs = self.speak_both("m", "--model", CKPT, "--text", TEXT, "--seed", "4", "--cfm-steps", "3")
         self.assertEqual(outs[0], outs[1], "python3 -m vocis speak and vocis speak wrote different files")
         # raw s16le on stdout
         raws = [subprocess.run(cmd + ["speak", "--model", CKPT, "--text", TEXT, "--seed", "4", "--threads", "1",
@@ -144,15 +148,7 @@ class Binding(unittest.TestCase):
         self.assertTrue(np.array_equal(x, ref), "binding and vocis speak differ on Realtime")
         self.assertTrue(np.array_equal(explicit, ref))
         self.assertFalse(np.array_equal(old_defaults, ref), "the knobs make no difference: the test cannot fail")
-        outs = []
-        for cmd in ([sys.executable, "-m", "vocis"], [VOCIS_CLI]):
-            out = os.path.join(SCRATCH, "rt_%d.wav" % len(outs))
-            r = subprocess.run(cmd + ["speak", "--model", RT, "--voice", RT_PRESET, "--text", text, "--seed", "7",
-                                      "--threads", "1", "-q", "-o", out],
-                               env=dict(os.environ, PYTHONPATH=PKG), stderr=subprocess.PIPE)
-            self.assertEqual(r.returncode, 0, r.stderr.decode())
-            with open(out, "rb") as f:
-                outs.append(f.read())
+        outs = self.speak_both("rt", "--model", RT, "--voice", RT_PRESET, "--text", text, "--seed", "7")
         self.assertEqual(outs[0], outs[1], "python3 -m vocis speak and vocis speak wrote different Realtime files")
 
     # ---- voices ---------------------------------------------------------------------
