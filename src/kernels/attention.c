@@ -20,6 +20,7 @@
 #include <omp.h>
 #endif
 
+#include "base/pool.h"
 #include "kernels/isa.h"
 
 #define GEMM_MIN_Q 16 /* query rows from which the sgemm path is used */
@@ -432,6 +433,47 @@ static void attend_range(const attn_cfg *c, float *o, const float *q, const void
 #define SPLIT_KEYS 1024 /* min keys per split of a long context */
 #define MAX_SPLITS 8    /* key splits of one decode row (enough for 8 threads) */
 
+/* Work item `it` of attention_rows: (row, key split, unit group). */
+typedef struct {
+    const attn_cfg *c;
+    float *out;
+    const float *q;
+    const void *k, *v;
+    int64_t nq, nk, qs, pstride;
+    int causal, units, nsplit, ugroups;
+    float *part; /* per (row, split): o[qs], mx[H], sum[H]; NULL: one split */
+} rows_job;
+
+static void rows_item(void *ctx, int64_t it) {
+    const rows_job *j = ctx;
+    const attn_cfg *c = j->c;
+    const int64_t qs = j->qs;
+    const int hd = c->hd, nsplit = j->nsplit, ugroups = j->ugroups;
+    int ug = (int)(it % ugroups), sp = (int)(it / ugroups % nsplit);
+    int64_t i = it / ugroups / nsplit, lim = visible(j->causal, j->nq, j->nk, i);
+    int u0 = ugroups == 1 ? 0 : ug, u1 = ugroups == 1 ? j->units : ug + 1;
+    if (j->part) {
+        float *pp = j->part + (i * nsplit + sp) * j->pstride;
+        attend_range(c, pp, j->q + i * qs, j->k, j->v, u0, u1, lim * sp / nsplit, lim * (sp + 1) / nsplit, pp + qs,
+                     pp + qs + c->n_heads);
+        return;
+    }
+    float mx[MAXH], sum[MAXH];
+    int h0 = u0 / c->cpg * c->hpg + u0 % c->cpg * c->chunk;
+    attend_range(c, j->out + i * qs, j->q + i * qs, j->k, j->v, u0, u1, 0, lim, mx, sum);
+    for (int u = u0; u < u1; u++) {
+        int g = u / c->cpg, ha = g * c->hpg + u % c->cpg * c->chunk;
+        int hb = ha + c->chunk < (g + 1) * c->hpg ? ha + c->chunk : (g + 1) * c->hpg;
+        for (int h = ha; h < hb; h++) {
+            float *o = j->out + i * qs + (int64_t)h * hd;
+            if (sum[h - h0] > 0)
+                vx_scale(o, 1.0f / sum[h - h0], hd);
+            else
+                memset(o, 0, (size_t)hd * sizeof(float));
+        }
+    }
+}
+
 static void attention_rows(const attn_ops *op, int64_t es, float *out, const float *q, const void *k,
                            const void *v, int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t ks,
                            float scale, int causal, int nthreads) {
@@ -460,33 +502,8 @@ static void attention_rows(const attn_ops *op, int64_t es, float *out, const flo
         nsplit = 1;
         ugroups = units;
     }
-    int64_t items = nq * nsplit * ugroups;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
-    for (int64_t it = 0; it < items; it++) {
-        int ug = (int)(it % ugroups), sp = (int)(it / ugroups % nsplit);
-        int64_t i = it / ugroups / nsplit, lim = visible(causal, nq, nk, i);
-        int u0 = ugroups == 1 ? 0 : ug, u1 = ugroups == 1 ? units : ug + 1;
-        if (part) {
-            float *pp = part + (i * nsplit + sp) * pstride;
-            attend_range(&c, pp, q + i * qs, k, v, u0, u1, lim * sp / nsplit, lim * (sp + 1) / nsplit, pp + qs,
-                         pp + qs + n_heads);
-            continue;
-        }
-        float mx[MAXH], sum[MAXH];
-        int h0 = u0 / c.cpg * c.hpg + u0 % c.cpg * c.chunk;
-        attend_range(&c, out + i * qs, q + i * qs, k, v, u0, u1, 0, lim, mx, sum);
-        for (int u = u0; u < u1; u++) {
-            int g = u / c.cpg, ha = g * c.hpg + u % c.cpg * c.chunk;
-            int hb = ha + c.chunk < (g + 1) * c.hpg ? ha + c.chunk : (g + 1) * c.hpg;
-            for (int h = ha; h < hb; h++) {
-                float *o = out + i * qs + (int64_t)h * hd;
-                if (sum[h - h0] > 0)
-                    vx_scale(o, 1.0f / sum[h - h0], hd);
-                else
-                    memset(o, 0, (size_t)hd * sizeof(float));
-            }
-        }
-    }
+    rows_job j = {&c, out, q, k, v, nq, nk, qs, pstride, causal, units, nsplit, ugroups, part};
+    vx_pool_run(nthreads, nq * nsplit * ugroups, rows_item, &j);
     if (!part) return;
     /* Merge the splits: out = Σ_s e^(mx_s − M)·o_s / Σ_s e^(mx_s − M)·sum_s. */
     for (int64_t i = 0; i < nq; i++)

@@ -38,8 +38,9 @@ typedef struct vx_q8 {
 vx_mat vx_mat_of(const vx_tensor *t);
 
 /* y[M, N] = x[M, K] · Wᵀ (+ bias[N] when bias != NULL). y must not alias x.
- * Reads W once for all M rows (M = 2 for a CFG pair). Threaded over N (and M
- * for large M) with `nthreads` OpenMP threads. */
+ * Reads W once for all M rows (M = 2 for a CFG pair). Threaded over N (or M
+ * when N is small) with up to `nthreads` threads: few rows on the thread
+ * pool (base/pool.h), many rows (the packed GEMM, sgemm panels) on OpenMP. */
 void vx_linear(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads);
 
 /* Row-major float32 GEMM: C[M,N] = alpha * op(A)[M,K] · op(B)[K,N] + beta * C.

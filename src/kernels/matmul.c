@@ -1,9 +1,10 @@
 /* Linear layers y = x·Wᵀ + b with W in its file dtype, and the f32 GEMM.
  *
- * Small M (decode, CFG pairs): memory-bound. Each thread owns a slice of W's
- * rows and streams it once; a tile computes MB (≤ 4) x-rows against NR W-rows
- * so that every converted W vector feeds MB FMAs. bf16 → f32 is a 16-bit
- * shift, f16 → f32 is vcvtph2ps; accumulation is f32 in SIMD lanes.
+ * Small M (decode, CFG pairs): memory-bound. W's rows are cut into chunks
+ * that the thread pool's threads (base/pool.h) stream once each; a tile
+ * computes MB (≤ 4) x-rows against NR W-rows so that every converted W
+ * vector feeds MB FMAs. bf16 → f32 is a 16-bit shift, f16 → f32 is
+ * vcvtph2ps; accumulation is f32 in SIMD lanes.
  *
  * Larger M (prefill, conv-as-GEMM) is compute-bound. With AVX-512 it goes to
  * the packed GEMM (gemm_packed.c: f32, or bf16 vdpbf16ps when the precision
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "kernels/isa.h"
 
 /* x rows from which sgemm (f32 W) or sgemm panels (bf16/f16 W) replace the
@@ -314,6 +316,30 @@ static void linear_stream(int isa, float *y, const float *x, int64_t M, const vx
     }
 }
 
+/* Streaming on the pool: chunk c is rows [c·step, …) of x (by_rows: few
+ * outputs, many rows, e.g. a narrow conv) or of W. Every output comes from
+ * one tile over the whole K, so the split does not change a bit. */
+typedef struct {
+    int isa;
+    float *y;
+    const float *x;
+    int64_t M;
+    const vx_mat *W;
+    const float *bias;
+    int by_rows;
+    int64_t step;
+} linear_job;
+
+static void linear_chunk(void *ctx, int64_t c) {
+    const linear_job *j = ctx;
+    const int64_t K = j->W->cols, N = j->W->rows, len = j->by_rows ? j->M : N;
+    const int64_t a = c * j->step, b = a + j->step < len ? a + j->step : len;
+    if (j->by_rows)
+        linear_stream(j->isa, j->y + a * N, j->x + a * K, b - a, j->W, j->bias, 0, N);
+    else
+        linear_stream(j->isa, j->y, j->x, j->M, j->W, j->bias, a, b);
+}
+
 /* Large M, bf16/f16 W: convert PANEL rows at a time and sgemm them. Returns
  * 0 if scratch memory was not available (the caller then streams). */
 static int linear_panels(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads) {
@@ -391,19 +417,9 @@ void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W
         linear_stream(isa, y, x, M, W, bias, 0, N);
         return;
     }
-    int by_rows = N < 64 * nthreads && M >= 8 * nthreads;
-#pragma omp parallel num_threads(nthreads)
-    {
-        VX_OMP_THREAD(t, nt);
-        int64_t a, b;
-        if (by_rows) { /* few outputs, many rows (e.g. a narrow conv): split M */
-            vx_thread_range(M, 4, t, nt, &a, &b);
-            if (a < b) linear_stream(isa, y + a * N, x + a * K, b - a, W, bias, 0, N);
-        } else {
-            vx_thread_range(N, 16, t, nt, &a, &b);
-            if (a < b) linear_stream(isa, y, x, M, W, bias, a, b);
-        }
-    }
+    linear_job j = {isa, y, x, M, W, bias, N < 64 * nthreads && M >= 8 * nthreads, 0};
+    j.step = j.by_rows ? vx_pool_chunk_items(M, 4, nthreads) : vx_pool_chunk_items(N, 16, nthreads);
+    vx_pool_run(nthreads, ((j.by_rows ? M : N) + j.step - 1) / j.step, linear_chunk, &j);
 }
 
 void vx_linear(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads) {

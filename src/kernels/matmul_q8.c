@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "kernels/isa.h"
 #include "kernels/precision.h"
 
@@ -624,6 +625,29 @@ static int q8_panels(int isa, float *y, const float *x, int64_t M, const vx_mat 
     return ok;
 }
 
+/* Streaming on the pool, split like linear_chunk (matmul.c): chunk c is
+ * rows [c·step, …) of x (by_rows) or of W; outputs do not depend on it. */
+typedef struct {
+    int kern;
+    const xq8 *X;
+    float *y;
+    int64_t M;
+    const vx_mat *W;
+    const float *bias;
+    int by_rows;
+    int64_t step;
+} q8_job;
+
+static void q8_chunk(void *ctx, int64_t c) {
+    const q8_job *j = ctx;
+    const int64_t N = j->W->rows, len = j->by_rows ? j->M : N;
+    const int64_t a = c * j->step, b = a + j->step < len ? a + j->step : len;
+    if (j->by_rows)
+        q8_stream(j->kern, j->X, a, j->y + a * N, b - a, j->W, j->bias, 0, N);
+    else
+        q8_stream(j->kern, j->X, 0, j->y, j->M, j->W, j->bias, a, b);
+}
+
 /* Without scratch memory: one weight at a time, f32 activations. */
 static void q8_nomem(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias) {
     const int64_t K = W->cols, N = W->rows;
@@ -667,18 +691,8 @@ void vx_linear_q8_isa(int isa, float *y, const float *x, int64_t M, const vx_mat
         free(xbuf);
         return;
     }
-    int by_rows = N < 64 * nthreads && M >= 8 * nthreads;
-#pragma omp parallel num_threads(nthreads)
-    {
-        VX_OMP_THREAD(t, nt);
-        int64_t a, b;
-        if (by_rows) { /* few outputs, many rows: split M */
-            vx_thread_range(M, 4, t, nt, &a, &b);
-            if (a < b) q8_stream(kern, &X, a, y + a * N, b - a, W, bias, 0, N);
-        } else {
-            vx_thread_range(N, 16, t, nt, &a, &b);
-            if (a < b) q8_stream(kern, &X, 0, y, M, W, bias, a, b);
-        }
-    }
+    q8_job j = {kern, &X, y, M, W, bias, N < 64 * nthreads && M >= 8 * nthreads, 0};
+    j.step = j.by_rows ? vx_pool_chunk_items(M, 4, nthreads) : vx_pool_chunk_items(N, 16, nthreads);
+    vx_pool_run(nthreads, ((j.by_rows ? M : N) + j.step - 1) / j.step, q8_chunk, &j);
     free(xbuf);
 }

@@ -1,0 +1,162 @@
+/* Thread pool (see pool.h).
+ *
+ * One region at a time runs on the pool; its fields (job) are written by
+ * the caller that holds `busy`, while `gen` is odd and no worker holds a
+ * reference (refs). Publishing a region makes `gen` even again; workers
+ * waiting for a new even `gen` spin SPIN_NS, then sleep on it as a futex.
+ * A worker joins if it gets one of the region's seats (nthreads − 1): the
+ * pool may hold more workers than this caller's thread count allows. */
+#include "base/pool.h"
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+#define MAX_WORKERS 255
+/* A decode step runs hundreds of regions with short serial gaps between
+ * them: a worker that slept in every gap would pay a futex wake-up per
+ * region. Past this it sleeps, so an idle pool costs no CPU. */
+#define SPIN_NS 50000
+
+typedef struct {
+    vx_pool_fn fn;
+    void *ctx;
+    int64_t n;
+} job;
+
+static atomic_flag busy = ATOMIC_FLAG_INIT;
+static _Atomic uint32_t gen;     /* futex word: even = a region is published, odd = being set up */
+static atomic_int refs;          /* workers that may read `cur` */
+static atomic_int seats;         /* workers that may still join the current region */
+static atomic_int sleepers;      /* workers in (or about to enter) FUTEX_WAIT */
+static _Atomic int64_t next;     /* next chunk to claim */
+static _Atomic int64_t done;     /* chunks finished */
+static job cur;
+static int n_workers;            /* written under `busy` */
+static atomic_int n_started;     /* for vx_pool_workers */
+
+static long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static void futex_wait(_Atomic uint32_t *w, uint32_t val) {
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *w, int count) {
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
+}
+
+static void run_chunks(const job *j) {
+    for (;;) {
+        int64_t c = atomic_fetch_add(&next, 1);
+        if (c >= j->n) return;
+        j->fn(j->ctx, c);
+        atomic_fetch_add_explicit(&done, 1, memory_order_release);
+    }
+}
+
+/* A published generation other than `seen`: spin, then sleep. */
+static uint32_t wait_region(uint32_t seen) {
+    long deadline = 0;
+    for (int i = 0;; i++) {
+        uint32_t g = atomic_load(&gen);
+        if (g != seen && !(g & 1)) return g;
+        if (i % 64 != 63) {
+            cpu_relax();
+            continue;
+        }
+        if (!deadline) deadline = now_ns() + SPIN_NS;
+        if (now_ns() < deadline) continue;
+        atomic_fetch_add(&sleepers, 1);
+        if (atomic_load(&gen) == g) futex_wait(&gen, g);
+        atomic_fetch_sub(&sleepers, 1);
+        deadline = 0;
+    }
+}
+
+static void *worker(void *arg) {
+    uint32_t seen = (uint32_t)(uintptr_t)arg;
+    for (;;) {
+        uint32_t g = wait_region(seen);
+        seen = g;
+        atomic_fetch_add(&refs, 1);
+        /* gen still g: the caller has not begun the next region, and will
+         * wait for refs to drop before it changes `cur` */
+        if (atomic_load(&gen) == g && atomic_fetch_sub(&seats, 1) > 0) run_chunks(&cur);
+        atomic_fetch_sub_explicit(&refs, 1, memory_order_release);
+    }
+    return NULL;
+}
+
+static void grow(int want) {
+    if (want > MAX_WORKERS) want = MAX_WORKERS;
+    while (n_workers < want) {
+        pthread_attr_t a;
+        pthread_t t;
+        if (pthread_attr_init(&a)) return;
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        int err = pthread_create(&t, &a, worker, (void *)(uintptr_t)atomic_load(&gen));
+        pthread_attr_destroy(&a);
+        if (err) return; /* fewer workers: the chunks still all run */
+        n_workers++;
+        atomic_fetch_add(&n_started, 1);
+    }
+}
+
+static void run_alone(int64_t n, vx_pool_fn fn, void *ctx) {
+    for (int64_t c = 0; c < n; c++) fn(ctx, c);
+}
+
+void vx_pool_run(int nthreads, int64_t n_chunks, vx_pool_fn fn, void *ctx) {
+    if (n_chunks <= 0) return;
+    if (nthreads <= 1 || n_chunks == 1 || atomic_flag_test_and_set(&busy)) {
+        run_alone(n_chunks, fn, ctx);
+        return;
+    }
+    grow(nthreads - 1);
+    int helpers = nthreads - 1 < n_workers ? nthreads - 1 : n_workers;
+    if (helpers > n_chunks - 1) helpers = (int)(n_chunks - 1);
+    if (helpers < 1) {
+        atomic_flag_clear(&busy);
+        run_alone(n_chunks, fn, ctx);
+        return;
+    }
+    atomic_fetch_add(&gen, 1); /* odd: late workers of the last region leave */
+    while (atomic_load(&refs) > 0) sched_yield();
+    cur = (job){fn, ctx, n_chunks};
+    atomic_store(&next, 0);
+    atomic_store(&done, 0);
+    atomic_store(&seats, helpers);
+    atomic_fetch_add(&gen, 1); /* even: published */
+    if (atomic_load(&sleepers) > 0) futex_wake(&gen, helpers);
+    run_chunks(&cur);
+    /* chunks others still run: spin briefly, then give the CPU to them */
+    for (int i = 0; atomic_load_explicit(&done, memory_order_acquire) < n_chunks; i++) {
+        if (i < 4096) cpu_relax();
+        else sched_yield();
+    }
+    atomic_flag_clear(&busy);
+}
+
+int64_t vx_pool_chunk_items(int64_t len, int64_t align, int nthreads) {
+    int64_t chunks = (int64_t)(nthreads > 1 ? nthreads : 1) * 8;
+    int64_t items = (len + chunks - 1) / chunks;
+    items = (items + align - 1) / align * align;
+    return items > align ? items : align;
+}
+
+int vx_pool_workers(void) { return atomic_load(&n_started); }

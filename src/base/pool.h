@@ -1,0 +1,32 @@
+#ifndef VX_POOL_H
+#define VX_POOL_H
+#include <stdint.h>
+
+/* The process's thread pool for the kernels (decode path: linear layers,
+ * attention rows). vx_pool_run(nthreads, n, fn, ctx) calls fn(ctx, c) once
+ * for every chunk c in [0, n) and returns when all have finished. The
+ * calling thread works too, with at most nthreads − 1 pool workers; chunks
+ * are claimed one at a time from an atomic counter, so a worker that the OS
+ * preempts holds only the chunk it runs, the others take the rest.
+ *
+ * fn must give the same result whichever thread runs a chunk and in
+ * whatever order the chunks run (each output written by one chunk): then
+ * the result does not depend on the thread count.
+ *
+ * One pool per process, created on first use and grown to the largest
+ * thread count asked for; workers spin a few microseconds after a region
+ * ends (the next one usually follows at once), then sleep on a futex.
+ * Concurrent callers are safe: a caller that finds the pool running another
+ * caller's region (another thread, or a chunk of the pool's own region)
+ * runs its chunks alone, on its own thread. */
+typedef void (*vx_pool_fn)(void *ctx, int64_t chunk);
+void vx_pool_run(int nthreads, int64_t n_chunks, vx_pool_fn fn, void *ctx);
+
+/* Items per chunk when len items go to nthreads threads: a multiple of
+ * align, about 8 chunks per thread (small enough that the others absorb a
+ * preempted worker's share), the chunk count being ceil(len / items). */
+int64_t vx_pool_chunk_items(int64_t len, int64_t align, int nthreads);
+
+/* Pool workers started so far (for tests). */
+int vx_pool_workers(void);
+#endif
