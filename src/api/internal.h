@@ -122,7 +122,8 @@ const char *vx_api_turbo_kind(const vocis_model *m);
 vocis_status vx_api_turbo_tokenize(vocis_model *m, const char *text, int32_t **ids, size_t *n);
 vocis_status vx_api_turbo_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text,
                                       const vocis_t3_options *o, int32_t **tokens, size_t *n);
-vocis_status vx_api_turbo_speak_chunk(vocis_model *m, const vx_cb_conds *v, const char *text,
+/* One chunk of speech from the text's GPT-2 ids (vx_api_turbo_tokenize). */
+vocis_status vx_api_turbo_speak_chunk(vocis_model *m, const vx_cb_conds *v, const int32_t *ids, size_t nids,
                                       const vocis_t3_options *o, int cfm_steps, int (*on_token)(void *, int, int32_t),
                                       void *user, vx_rng *rng, float **wav, int64_t *nwav);
 /* Chatterbox-Multilingual (vocis_mtl.c): opens the folder (T3, tokenizer, Cangjie table); the text front end;

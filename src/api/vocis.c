@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "api/limits.h"
 #include "base/rng.h"
 #include "base/threads.h"
 #include "io/audio.h"
@@ -783,13 +782,14 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
     const vocis_t3_options *o = &c->o->t3;
     c->speech_before = c->p.speech_tokens;
     if (m->turbo) { /* one MeanFlow pass: 2 steps unless --cfm-steps asks for another count than the English 10 */
-        int32_t *ids; /* counted here: the chunk's T3 progress reports are its last */
+        int32_t *ids;
         size_t nids;
         VX_TRY(vx_api_turbo_tokenize(m, text, &ids, &nids));
+        c->p.text_tokens += (int)nids; /* counted before T3 runs: the chunk's T3 progress reports are its last */
+        vocis_status st = vx_api_turbo_speak_chunk(m, v, ids, nids, o, c->o->cfm_steps == 10 ? 2 : c->o->cfm_steps,
+                                                   on_t3_token, c, rng, wav, nwav);
         free(ids);
-        c->p.text_tokens += (int)nids;
-        return vx_api_turbo_speak_chunk(m, v, text, o, c->o->cfm_steps == 10 ? 2 : c->o->cfm_steps, on_t3_token, c,
-                                        rng, wav, nwav);
+        return st;
     }
     int32_t *ids = NULL, *toks = NULL;
     size_t nids = 0;
