@@ -147,6 +147,15 @@ static void quote_line(char *buf, size_t cap, const char *ln, size_t ll) {
     snprintf(buf, cap, "'%.*s%s'", (int)cut, ln, cut < ll ? "..." : "");
 }
 
+/* "script line N WHAT: 'text'" through warn. */
+static void warn_line(vx_vv_warn_fn warn, void *user, int lineno, const char *what, const char *ln, size_t ll) {
+    if (!warn) return;
+    char q[80], msg[400];
+    quote_line(q, sizeof q, ln, ll);
+    snprintf(msg, sizeof msg, "script line %d %s: %s", lineno, what, q);
+    warn(user, msg);
+}
+
 /* Warns about each non-blank line that is not a speaker line. */
 static void warn_dropped(const char *text, size_t len, vx_vv_warn_fn warn, void *warn_user) {
     int lineno = 0;
@@ -159,12 +168,8 @@ static void warn_dropped(const char *text, size_t len, vx_vv_warn_fn warn, void 
         const char *ln = text + pos + b;
         size_t ll = e - b;
         speaker_match m;
-        if (ll > 0 && !match_speaker(ln, ll, &m)) {
-            char q[80], msg[256];
-            quote_line(q, sizeof q, ln, ll);
-            snprintf(msg, sizeof msg, "script line %d is not 'Speaker N: text' and is ignored: %s", lineno, q);
-            warn(warn_user, msg);
-        }
+        if (ll > 0 && !match_speaker(ln, ll, &m))
+            warn_line(warn, warn_user, lineno, "is not 'Speaker N: text' and is ignored", ln, ll);
         if (!nl) break;
         pos = end + 1;
     }
@@ -341,14 +346,6 @@ int vx_vv_label_at(const char *s, size_t len, size_t *end) {
         i += (size_t)k;
     }
     return -1;
-}
-
-static void warn_line(vx_vv_warn_fn warn, void *user, int lineno, const char *what, const char *ln, size_t ll) {
-    if (!warn) return;
-    char q[80], msg[400];
-    quote_line(q, sizeof q, ln, ll);
-    snprintf(msg, sizeof msg, "script line %d %s: %s", lineno, what, q);
-    warn(user, msg);
 }
 
 typedef struct {
