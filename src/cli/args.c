@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 int cli_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
@@ -148,14 +146,8 @@ int cli_given(int argc, char **argv, const char *name) {
     return 0;
 }
 
-int cli_seed(const char *cmd, uint64_t seed, int64_t *out) {
-    if (seed != UINT64_MAX) {
-        if (seed > (uint64_t)INT64_MAX) return cli_error(cmd, "--seed must be below 2^63"), 2;
-        *out = (int64_t)seed;
-        return 0;
-    }
-    *out = vx_draw_seed();
-    return 0;
+int64_t cli_seed(uint64_t seed) {
+    return seed != UINT64_MAX ? (int64_t)seed : vx_draw_seed();
 }
 
 void cli_print_seed(const char *cmd, uint64_t given, int64_t used, int quiet) {

@@ -39,10 +39,10 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, int nopts, const char 
  * cli_parse read it. */
 int cli_given(int argc, char **argv, const char *name);
 
-/* The seed to use: --seed's value (UINT64_MAX = not given), or one drawn here
- * (below 2^53), so that a good take can be reproduced: cli_print_seed tells
- * it. Returns 0, or 2 after a one-line error (--seed >= 2^63). */
-int cli_seed(const char *cmd, uint64_t seed, int64_t *out);
+/* The seed to use: --seed's value (UINT64_MAX = not given; the option's range is the
+ * limits table's, below 2^53), or one drawn here (vx_draw_seed), so that a good take
+ * can be reproduced: cli_print_seed tells it. */
+int64_t cli_seed(uint64_t seed);
 /* "vocis CMD: seed N" on stderr when the seed was drawn (given == UINT64_MAX) and not quiet. */
 void cli_print_seed(const char *cmd, uint64_t given, int64_t used, int quiet);
 

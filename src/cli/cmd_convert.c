@@ -46,7 +46,7 @@ int cmd_convert(int argc, char **argv) {
     if (!source) return cli_error("convert", "a SOURCE_AUDIO recording is required"), 2;
     if (!out) return cli_error("convert", "-o FILE is required (use -o - for raw PCM on stdout)"), 2;
     if (cli_output_format("convert", out, format, &format)) return 2;
-    if (cli_seed("convert", seed, &o.seed)) return 2;
+    o.seed = cli_seed(seed);
     o.on_progress = on_progress;
     o.user = &quiet;
 

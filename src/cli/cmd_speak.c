@@ -214,7 +214,7 @@ int cmd_speak(int argc, char **argv) {
     if (cli_output_format("speak", out, format, &format)) return 2;
     ui.raw_stdout = !strcmp(out, "-");
     ui.f32 = !strcmp(format, "f32");
-    if (cli_seed("speak", seed, &o.t3.seed)) return 2;
+    o.t3.seed = cli_seed(seed);
     if (text_file && !strcmp(text_file, "-")) text_file = NULL; /* stdin */
     o.t3.exaggeration = exaggeration;
     o.t3.language = language;

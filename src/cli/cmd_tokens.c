@@ -63,7 +63,7 @@ int cmd_tokens(int argc, char **argv) {
     int kvc;
     if (cli_kv("tokens", kv_s, &kvc)) return 2;
     if (!text) return cli_error("tokens", "--text TEXT is required"), 2;
-    if (cli_seed("tokens", seed, &o.seed)) return 2;
+    o.seed = cli_seed(seed);
     o.exaggeration = exaggeration;
     o.language = language;
     tokens_ui ui = {!quiet, isatty(STDERR_FILENO)};
