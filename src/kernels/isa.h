@@ -6,6 +6,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+#include "base/pool.h"
 #include "kernels/kernels.h"
 
 enum { VX_ISA_SCALAR = 0, VX_ISA_AVX2 = 1, VX_ISA_AVX512 = 2 };
@@ -17,6 +18,28 @@ int vx_cpu_isa(void);
  * work over their own OpenMP threads and call sgemm inside each partition,
  * so a second, nested thread pool would only oversubscribe the cores. */
 void vx_blas_init(void);
+
+/* How the streaming (few-row) linear y[M, N] = x[M, K]·Wᵀ of any weight dtype is cut into
+ * pool chunks: by rows of x (4 at a time) when the outputs are few and the rows many (a
+ * narrow conv), else by rows of W (16 at a time). Every output comes from one chunk, so
+ * the split never changes a bit. */
+typedef struct vx_linear_split {
+    int by_rows;
+    int64_t len, step, chunks; /* items (rows of x or of W), per chunk, chunk count */
+} vx_linear_split;
+static inline vx_linear_split vx_linear_split_of(int64_t M, int64_t N, int nthreads) {
+    vx_linear_split s;
+    s.by_rows = N < 64 * nthreads && M >= 8 * nthreads;
+    s.len = s.by_rows ? M : N;
+    s.step = vx_pool_chunk_items(s.len, s.by_rows ? 4 : 16, nthreads);
+    s.chunks = (s.len + s.step - 1) / s.step;
+    return s;
+}
+/* Chunk c's items [*a, *b). */
+static inline void vx_linear_split_span(const vx_linear_split *s, int64_t c, int64_t *a, int64_t *b) {
+    *a = c * s->step;
+    *b = *a + s->step < s->len ? *a + s->step : s->len;
+}
 
 /* The public kernels with an explicit level (≤ vx_cpu_isa()), so that the
  * unit tests can check every variant on one machine. */

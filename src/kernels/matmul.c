@@ -316,9 +316,7 @@ static void linear_stream(int isa, float *y, const float *x, int64_t M, const vx
     }
 }
 
-/* Streaming on the pool: chunk c is rows [c·step, …) of x (by_rows: few
- * outputs, many rows, e.g. a narrow conv) or of W. Every output comes from
- * one tile over the whole K, so the split does not change a bit. */
+/* Streaming on the pool, split as vx_linear_split says (isa.h). */
 typedef struct {
     int isa;
     float *y;
@@ -326,15 +324,15 @@ typedef struct {
     int64_t M;
     const vx_mat *W;
     const float *bias;
-    int by_rows;
-    int64_t step;
+    vx_linear_split split;
 } linear_job;
 
 static void linear_chunk(void *ctx, int64_t c) {
     const linear_job *j = ctx;
-    const int64_t K = j->W->cols, N = j->W->rows, len = j->by_rows ? j->M : N;
-    const int64_t a = c * j->step, b = a + j->step < len ? a + j->step : len;
-    if (j->by_rows)
+    const int64_t K = j->W->cols, N = j->W->rows;
+    int64_t a, b;
+    vx_linear_split_span(&j->split, c, &a, &b);
+    if (j->split.by_rows)
         linear_stream(j->isa, j->y + a * N, j->x + a * K, b - a, j->W, j->bias, 0, N);
     else
         linear_stream(j->isa, j->y, j->x, j->M, j->W, j->bias, a, b);
@@ -417,9 +415,8 @@ void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W
         linear_stream(isa, y, x, M, W, bias, 0, N);
         return;
     }
-    linear_job j = {isa, y, x, M, W, bias, N < 64 * nthreads && M >= 8 * nthreads, 0};
-    j.step = j.by_rows ? vx_pool_chunk_items(M, 4, nthreads) : vx_pool_chunk_items(N, 16, nthreads);
-    vx_pool_run(nthreads, ((j.by_rows ? M : N) + j.step - 1) / j.step, linear_chunk, &j);
+    linear_job j = {isa, y, x, M, W, bias, vx_linear_split_of(M, N, nthreads)};
+    vx_pool_run(nthreads, j.split.chunks, linear_chunk, &j);
 }
 
 void vx_linear(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads) {

@@ -625,8 +625,7 @@ static int q8_panels(int isa, float *y, const float *x, int64_t M, const vx_mat 
     return ok;
 }
 
-/* Streaming on the pool, split like linear_chunk (matmul.c): chunk c is
- * rows [c·step, …) of x (by_rows) or of W; outputs do not depend on it. */
+/* Streaming on the pool, split as vx_linear_split says (isa.h), like linear_chunk (matmul.c). */
 typedef struct {
     int kern;
     const xq8 *X;
@@ -634,15 +633,15 @@ typedef struct {
     int64_t M;
     const vx_mat *W;
     const float *bias;
-    int by_rows;
-    int64_t step;
+    vx_linear_split split;
 } q8_job;
 
 static void q8_chunk(void *ctx, int64_t c) {
     const q8_job *j = ctx;
-    const int64_t N = j->W->rows, len = j->by_rows ? j->M : N;
-    const int64_t a = c * j->step, b = a + j->step < len ? a + j->step : len;
-    if (j->by_rows)
+    const int64_t N = j->W->rows;
+    int64_t a, b;
+    vx_linear_split_span(&j->split, c, &a, &b);
+    if (j->split.by_rows)
         q8_stream(j->kern, j->X, a, j->y + a * N, b - a, j->W, j->bias, 0, N);
     else
         q8_stream(j->kern, j->X, 0, j->y, j->M, j->W, j->bias, a, b);
@@ -691,8 +690,7 @@ void vx_linear_q8_isa(int isa, float *y, const float *x, int64_t M, const vx_mat
         free(xbuf);
         return;
     }
-    q8_job j = {kern, &X, y, M, W, bias, N < 64 * nthreads && M >= 8 * nthreads, 0};
-    j.step = j.by_rows ? vx_pool_chunk_items(M, 4, nthreads) : vx_pool_chunk_items(N, 16, nthreads);
-    vx_pool_run(nthreads, ((j.by_rows ? M : N) + j.step - 1) / j.step, q8_chunk, &j);
+    q8_job j = {kern, &X, y, M, W, bias, vx_linear_split_of(M, N, nthreads)};
+    vx_pool_run(nthreads, j.split.chunks, q8_chunk, &j);
     free(xbuf);
 }
