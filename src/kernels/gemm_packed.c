@@ -24,8 +24,10 @@
  * one tile's sum in a fixed k order, so the result does not depend on the
  * thread split. */
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "kernels/isa.h"
 
 #define MR 14
@@ -348,63 +350,82 @@ static VX_TARGET_AVX512BF16 void tile_bf16(int64_t kp, const uint32_t *Ap, int64
     tile_store(acc, o);
 }
 
-/* ---- one thread's block of C: rows [m0, m1), columns [n0, n1) ---- */
+/* ---- the two pool regions of one column block ----
+ * B's columns [jc, jc + nc) are packed once, for all k, into a slab shared by
+ * the threads: k block b (k from b·kcb) at b·kstep_full·ncp entries, its
+ * micro-panel j0 at j0·kstep within. Then row chunks of MC rows (× column
+ * chunks of whole micro-panels when rows are few) each pack their A block per
+ * k block and run its tiles over the slab, k blocks in order. */
 
-static int gemm_block(const gemm_args *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-    const int64_t kcb = g->bf16 ? KC : KC_F32;
-    int64_t kc_max = g->K < kcb ? g->K : kcb;
-    int64_t kcp = g->bf16 ? (kc_max + 1) / 2 * 2 : kc_max; /* floats (or u16 pairs ×2) per row */
-    size_t esz = g->bf16 ? 2 : 4;
-    int64_t ncap = n1 - n0 < NC ? n1 - n0 : NC;
-    ncap = (ncap + NR - 1) / NR * NR;
-    int64_t mcap = m1 - m0 < MC ? m1 - m0 : MC;
-    mcap = (mcap + MR - 1) / MR * MR;
-    void *bp = aligned_alloc(64, ((size_t)kcp * ncap * esz + 63) / 64 * 64);
-    void *ap = aligned_alloc(64, ((size_t)kcp * mcap * esz + 63) / 64 * 64);
-    if (!bp || !ap) {
-        free(bp);
-        free(ap);
-        return 0;
+typedef struct gemm_job {
+    const gemm_args *g;
+    void *slab;
+    int64_t jc, nc, ncp;   /* column block, its width rounded up to NR */
+    int64_t kcb, kstep_full;
+    int64_t pack_panels;   /* micro-panels per packing chunk */
+    int64_t rows_per, cols_per, n_rowc, n_colc;
+    _Atomic int ok;
+} gemm_job;
+
+static inline int64_t k_blocks(const gemm_job *j) { return j->g->K > 0 ? (j->g->K + j->kcb - 1) / j->kcb : 1; }
+
+/* both packed entry kinds (a float, a bf16 pair) are 4 bytes */
+static void *slab_block(const gemm_job *j, int64_t b) {
+    return (char *)j->slab + (size_t)(b * j->kstep_full * j->ncp) * 4;
+}
+
+static void pack_chunk(void *ctx, int64_t c) {
+    const gemm_job *j = ctx;
+    const gemm_args *g = j->g;
+    int64_t npan = j->ncp / NR, ngrp = (npan + j->pack_panels - 1) / j->pack_panels;
+    int64_t b = c / ngrp, p0 = c % ngrp * j->pack_panels;
+    int64_t pc = b * j->kcb, kc = g->K - pc < j->kcb ? g->K - pc : j->kcb;
+    int64_t n0 = p0 * NR, n1 = (p0 + j->pack_panels) * NR < j->nc ? (p0 + j->pack_panels) * NR : j->nc;
+    int64_t kstep = g->bf16 ? (kc + 1) / 2 : kc;
+    if (g->bf16)
+        pack_b_bf16((uint32_t *)slab_block(j, b) + n0 * kstep, g, pc, kc, j->jc + n0, n1 - n0);
+    else
+        pack_b_f32((float *)slab_block(j, b) + n0 * kstep, g, pc, kc, j->jc + n0, n1 - n0);
+}
+
+static void compute_chunk(void *ctx, int64_t c) {
+    gemm_job *j = ctx;
+    const gemm_args *g = j->g;
+    int64_t ic = c / j->n_colc * j->rows_per, j0 = c % j->n_colc * j->cols_per;
+    int64_t mc = g->M - ic < j->rows_per ? g->M - ic : j->rows_per;
+    int64_t j1 = j0 + j->cols_per < j->nc ? j0 + j->cols_per : j->nc;
+    int64_t kstep_max = j->kstep_full;
+    void *ap = malloc((size_t)(kstep_max * ((mc + MR - 1) / MR * MR)) * 4 + 64);
+    if (!ap) {
+        atomic_store(&j->ok, 0);
+        return;
     }
-    for (int64_t jc = n0; jc < n1; jc += NC) {
-        int64_t nc = n1 - jc < NC ? n1 - jc : NC;
-        for (int64_t pc = 0; pc < g->K || pc == 0; pc += kcb) {
-            int64_t kc = g->K - pc < kcb ? g->K - pc : kcb;
-            if (g->bf16)
-                pack_b_bf16(bp, g, pc, kc, jc, nc);
-            else
-                pack_b_f32(bp, g, pc, kc, jc, nc);
-            int64_t kstep = g->bf16 ? (kc + 1) / 2 : kc; /* packed entries per row/column */
-            for (int64_t ic = m0; ic < m1; ic += MC) {
-                int64_t mc = m1 - ic < MC ? m1 - ic : MC;
+    for (int64_t b = 0; b < k_blocks(j); b++) {
+        int64_t pc = b * j->kcb, kc = g->K - pc < j->kcb ? g->K - pc : j->kcb;
+        int64_t kstep = g->bf16 ? (kc + 1) / 2 : kc; /* packed entries per row/column */
+        if (g->bf16)
+            pack_a_bf16(ap, kstep, g, ic, mc, pc, kc);
+        else
+            pack_a_f32(ap, kstep, g, ic, mc, pc, kc);
+        const char *bp = slab_block(j, b);
+        for (int64_t jr = j0; jr < j1; jr += NR) {
+            for (int64_t ir = 0; ir < mc; ir += MR) {
+                tile_out o = {g->C + (ic + ir) * g->ldc + j->jc + jr,
+                              g->ldc,
+                              (int)(mc - ir < MR ? mc - ir : MR),
+                              (int)(j1 - jr < NR ? j1 - jr : NR),
+                              pc == 0,
+                              g->alpha,
+                              g->beta,
+                              g->bias ? g->bias + j->jc + jr : NULL};
                 if (g->bf16)
-                    pack_a_bf16(ap, kstep, g, ic, mc, pc, kc);
+                    tile_bf16(kstep, (const uint32_t *)ap + ir * kstep, kstep, (const uint32_t *)bp + jr * kstep, &o);
                 else
-                    pack_a_f32(ap, kstep, g, ic, mc, pc, kc);
-                for (int64_t jr = 0; jr < nc; jr += NR) {
-                    for (int64_t ir = 0; ir < mc; ir += MR) {
-                        tile_out o = {g->C + (ic + ir) * g->ldc + jc + jr,
-                                      g->ldc,
-                                      (int)(mc - ir < MR ? mc - ir : MR),
-                                      (int)(nc - jr < NR ? nc - jr : NR),
-                                      pc == 0,
-                                      g->alpha,
-                                      g->beta,
-                                      g->bias ? g->bias + jc + jr : NULL};
-                        if (g->bf16)
-                            tile_bf16(kstep, (const uint32_t *)ap + ir * kstep, kstep, (const uint32_t *)bp + jr * kstep,
-                                      &o);
-                        else
-                            tile_f32(kstep, (const float *)ap + ir * kstep, kstep, (const float *)bp + jr * kstep, &o);
-                    }
-                }
+                    tile_f32(kstep, (const float *)ap + ir * kstep, kstep, (const float *)bp + jr * kstep, &o);
             }
-            if (g->K == 0) break;
         }
     }
-    free(bp);
     free(ap);
-    return 1;
 }
 
 int vx_gemm_packed_supported(int isa, int bf16) {
@@ -420,20 +441,37 @@ int vx_gemm_packed(int isa, int ta, int tb, int64_t M, int64_t N, int64_t K, flo
     gemm_args g = {ta, tb, M, N, K, alpha, beta, A, lda, B, bdt, ldb, C, ldc, bias, bf16};
     if (nthreads < 1) nthreads = 1;
     if ((double)M * N * K < 4e6) nthreads = 1;
-    /* Split the dimension whose other operand is cheaper to pack twice:
-     * splitting rows repacks B (N·K) per thread, splitting columns A (M·K). */
-    int split_m = M >= N;
-    int64_t len = split_m ? M : N, unit = split_m ? MR : NR;
-    int64_t chunks = (len + unit - 1) / unit;
-    if (chunks < nthreads) nthreads = (int)chunks;
-    if (nthreads == 1) return gemm_block(&g, 0, M, 0, N);
-    int ok = 1;
-#pragma omp parallel num_threads(nthreads) reduction(&& : ok)
-    {
-        VX_OMP_THREAD(t, nt);
-        int64_t a, b;
-        vx_thread_range(len, unit, t, nt, &a, &b);
-        if (a < b) ok = split_m ? gemm_block(&g, a, b, 0, N) : gemm_block(&g, 0, M, a, b);
+    gemm_job j = {.g = &g, .kcb = bf16 ? KC : KC_F32};
+    int64_t kc_max = K < j.kcb ? K : j.kcb;
+    j.kstep_full = bf16 ? (kc_max + 1) / 2 : kc_max;
+    if (j.kstep_full < 1) j.kstep_full = 1;
+    int64_t ncap = N < NC ? N : NC;
+    ncap = (ncap + NR - 1) / NR * NR;
+    j.slab = aligned_alloc(64, ((size_t)(k_blocks(&j) * j.kstep_full * ncap) * 4 + 63) / 64 * 64);
+    if (!j.slab) return 0;
+    atomic_init(&j.ok, 1);
+    for (j.jc = 0; j.jc < N; j.jc += NC) {
+        j.nc = N - j.jc < NC ? N - j.jc : NC;
+        j.ncp = (j.nc + NR - 1) / NR * NR;
+        int64_t npan = j.ncp / NR;
+        /* packing: about 4 chunks per thread, whole micro-panels */
+        j.pack_panels = nthreads > 1 ? (npan * k_blocks(&j) + 4 * nthreads - 1) / (4 * nthreads) : npan;
+        if (j.pack_panels > npan) j.pack_panels = npan;
+        if (j.pack_panels < 1) j.pack_panels = 1;
+        int64_t ngrp = (npan + j.pack_panels - 1) / j.pack_panels;
+        vx_pool_run(nthreads, k_blocks(&j) * ngrp, pack_chunk, &j);
+        /* tiles: MC-row chunks; when those are fewer than 4 per thread, also split the columns */
+        j.rows_per = M < MC ? (M + MR - 1) / MR * MR : MC;
+        j.n_rowc = (M + j.rows_per - 1) / j.rows_per;
+        j.n_colc = 1;
+        if (nthreads > 1 && j.n_rowc < 4 * nthreads) {
+            j.n_colc = (4 * nthreads + j.n_rowc - 1) / j.n_rowc;
+            if (j.n_colc > npan) j.n_colc = npan;
+        }
+        j.cols_per = (npan + j.n_colc - 1) / j.n_colc * NR;
+        j.n_colc = (j.nc + j.cols_per - 1) / j.cols_per;
+        vx_pool_run(nthreads, j.n_rowc * j.n_colc, compute_chunk, &j);
     }
-    return ok;
+    free(j.slab);
+    return atomic_load(&j.ok);
 }

@@ -459,6 +459,63 @@ static void test_packed_gemm(void) {
     }
 }
 
+/* Shapes past the single-thread cut (M·N·K ≥ 4e6): several row chunks, column chunks
+ * when rows are few, two column blocks (N > 1024), k tails; the result must be the same
+ * bits at every thread count, and right against the reference at one of them. */
+static void test_packed_threads(void) {
+    static const int64_t shapes[][3] = {{300, 200, 301}, {29, 1100, 300}, {333, 64, 700}, {1401, 96, 40}};
+    for (int bf16 = 0; bf16 <= 1; bf16++) {
+        if (!vx_gemm_packed_supported(vx_cpu_isa(), bf16)) continue;
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+            int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+            vx_dtype bdt = s & 1 ? VX_BF16 : VX_F32;
+            test_packed_case(0, 1, bdt, bf16, M, N, K, 1.0f, 0.0f, 1, 3);
+            float *A = tl_random_floats((size_t)(M * K)), *B0 = tl_random_floats((size_t)(N * K)), *bias = tl_random_floats((size_t)N);
+            float *Be = malloc((size_t)(N * K) * sizeof(float));
+            void *B = make_weight(bdt, B0, Be, (size_t)(N * K));
+            float *C1 = malloc((size_t)(M * N) * sizeof(float)), *Ct = malloc((size_t)(M * N) * sizeof(float));
+            CHECK(vx_gemm_packed(2, 0, 1, M, N, K, 1.0f, A, K, B, bdt, K, 0.0f, C1, N, bias, bf16, 1));
+            static const int threads[] = {2, 3, 5};
+            for (int t = 0; t < 3; t++) {
+                CHECK(vx_gemm_packed(2, 0, 1, M, N, K, 1.0f, A, K, B, bdt, K, 0.0f, Ct, N, bias, bf16, threads[t]));
+                CHECK_MSG(!memcmp(C1, Ct, (size_t)(M * N) * sizeof(float)),
+                          "packed %s M=%lld N=%lld K=%lld: %d threads differ from 1", bf16 ? "bf16" : "f32",
+                          (long long)M, (long long)N, (long long)K, threads[t]);
+            }
+            free(A), free(B0), free(bias), free(Be), free(B), free(C1), free(Ct);
+        }
+    }
+}
+
+/* Many-query attention kernels give the same bits at 1, 2, 3 and 5 threads. */
+static void test_attention_threads(void) {
+    static const int64_t shapes[][2] = {{300, 290}, {700, 700}, {97, 130}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int causal = 0; causal <= 1; causal++)
+            for (int mode = 0; mode <= 2; mode++) {
+                if (mode && !vx_gemm_packed_supported(vx_cpu_isa(), mode == 2)) continue;
+                int64_t nq = shapes[s][0], nk = shapes[s][1], H = 4, hd = 64, qs = H * hd;
+                float *q = tl_random_floats((size_t)(nq * qs)), *k = tl_random_floats((size_t)(nk * qs)), *v = tl_random_floats((size_t)(nk * qs));
+                float *o1 = malloc((size_t)(nq * qs) * 4), *ot = malloc((size_t)(nq * qs) * 4);
+                float scale = 0.125f;
+                static const int threads[] = {1, 2, 3, 5};
+                for (int t = 0; t < 4; t++) {
+                    float *o = t ? ot : o1;
+                    if (mode == 0)
+                        vx_attention_isa(vx_cpu_isa(), o, q, k, v, nq, nk, (int)H, (int)H, (int)hd, qs, scale, causal,
+                                         threads[t]);
+                    else
+                        CHECK(vx_attention_gemm(o, q, k, v, nq, nk, (int)H, (int)H, (int)hd, qs, scale, causal,
+                                                mode == 2, threads[t]));
+                    if (t)
+                        CHECK_MSG(!memcmp(o1, ot, (size_t)(nq * qs) * 4),
+                                  "attention mode %d nq=%lld nk=%lld causal=%d: %d threads differ from 1", mode,
+                                  (long long)nq, (long long)nk, causal, threads[t]);
+                }
+                free(q), free(k), free(v), free(o1), free(ot);
+            }
+}
+
 /* ---- attention ---- */
 
 /* mode 0: vx_attention_isa(isa); 1, 2: vx_attention_gemm in f32 / bf16, whose
@@ -580,5 +637,7 @@ int main(int argc, char **argv) {
     test_attention();
     test_attention_gemm();
     test_packed_gemm();
+    test_packed_threads();
+    test_attention_threads();
     return tl_finish("test_kernels");
 }
