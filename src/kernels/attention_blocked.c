@@ -10,15 +10,14 @@
  * (8 keys × 48 queries, and 6 queries × 64 output dims) and read K and V in
  * place, so nothing is packed or copied per call. Scratch per thread is
  * 48·(nk + hd) floats: memory stays linear in the sequence length.
- * Items run head-major so that the blocks of one head, which share its K/V
+ * Items run head-major (consecutive items in a pool chunk, the chunks claimed in order) so that the blocks of one head, which share its K/V
  * rows, run together on all threads (L2/L3 reuse). */
 #include <math.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
+#include "base/pool.h"
 #include "kernels/isa.h"
 
 #define QB 48 /* queries per work item: 3 vectors of lanes */
@@ -146,38 +145,52 @@ static VX_TARGET_AVX512 void block(float *out, const float *q, const float *k, c
 
 int vx_attention_blocked_supported(int hd) { return vx_cpu_isa() >= VX_ISA_AVX512 && hd >= 16 && hd % 16 == 0; }
 
+typedef struct blocked_job {
+    float *out;
+    const float *q, *k, *v;
+    int64_t nq, nk, qs, ks, nblk, items, per_chunk;
+    int hd, hpg, causal;
+    float scale;
+    _Atomic int ok;
+} blocked_job;
+
+/* Items [c·per_chunk, …) with one scratch of QB·(hd + nk) floats. */
+static void blocked_chunk(void *ctx, int64_t c) {
+    blocked_job *j = ctx;
+    int64_t it0 = c * j->per_chunk, it1 = it0 + j->per_chunk < j->items ? it0 + j->per_chunk : j->items;
+    float *qt = malloc((size_t)QB * (size_t)(j->hd + (j->nk > 0 ? j->nk : 1)) * sizeof(float));
+    if (!qt) {
+        atomic_store(&j->ok, 0);
+        return;
+    }
+    for (int64_t it = it0; it < it1; it++) {
+        const int h = (int)(it / j->nblk), g = h / j->hpg;
+        const int64_t i0 = it % j->nblk * QB, nb = j->nq - i0 < QB ? j->nq - i0 : QB;
+        /* keys any row of the block sees; base: row r sees keys j ≤ base + r */
+        const int64_t base = j->nk - j->nq + i0;
+        int64_t kend = j->nk;
+        if (j->causal) kend = base + nb < 0 ? 0 : base + nb > j->nk ? j->nk : base + nb;
+        float *o = j->out + i0 * j->qs + (int64_t)h * j->hd;
+        if (kend == 0) {
+            for (int64_t r = 0; r < nb; r++) memset(o + r * j->qs, 0, (size_t)j->hd * sizeof(float));
+            continue;
+        }
+        block(o, j->q + i0 * j->qs + (int64_t)h * j->hd, j->k + (int64_t)g * j->hd, j->v + (int64_t)g * j->hd,
+              (int)nb, kend, j->qs, j->ks, j->hd, j->scale, j->causal, base, qt, qt + (int64_t)QB * j->hd);
+    }
+    free(qt);
+}
+
 int vx_attention_blocked(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
                          int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
                          int nthreads) {
     if (nq <= 0 || n_heads <= 0) return 1;
     if (nthreads < 1) nthreads = 1;
-    const int hpg = n_heads / n_kv_heads;
     const int64_t qs = (int64_t)n_heads * hd, nblk = (nq + QB - 1) / QB, items = (int64_t)n_heads * nblk;
-    const int64_t per = (int64_t)QB * (hd + (nk > 0 ? nk : 1));
     if ((double)nq * nk * qs < 1e6 || items < 2) nthreads = 1;
-    int ok = 1;
-#pragma omp parallel num_threads(nthreads) if (nthreads > 1) reduction(&& : ok)
-    {
-        float *qt = malloc((size_t)per * sizeof(float));
-        if (!qt) ok = 0;
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t it = 0; it < items; it++) {
-            if (!qt) continue;
-            const int h = (int)(it / nblk), g = h / hpg;
-            const int64_t i0 = it % nblk * QB, nb = nq - i0 < QB ? nq - i0 : QB;
-            /* keys any row of the block sees; base: row r sees keys j ≤ base + r */
-            const int64_t base = nk - nq + i0;
-            int64_t kend = nk;
-            if (causal) kend = base + nb < 0 ? 0 : base + nb > nk ? nk : base + nb;
-            float *o = out + i0 * qs + (int64_t)h * hd;
-            if (kend == 0) {
-                for (int64_t r = 0; r < nb; r++) memset(o + r * qs, 0, (size_t)hd * sizeof(float));
-                continue;
-            }
-            block(o, q + i0 * qs + (int64_t)h * hd, k + (int64_t)g * hd, v + (int64_t)g * hd, (int)nb, kend, qs,
-                  kv_stride, hd, scale, causal, base, qt, qt + (int64_t)QB * hd);
-        }
-        free(qt);
-    }
-    return ok; /* 0: no scratch, the caller takes the allocation-free path */
+    blocked_job j = {out, q, k, v, nq, nk, qs, kv_stride, nblk, items, 0, hd, n_heads / n_kv_heads, causal, scale};
+    j.per_chunk = vx_pool_chunk_items(items, 1, nthreads);
+    atomic_init(&j.ok, 1);
+    vx_pool_run(nthreads, (items + j.per_chunk - 1) / j.per_chunk, blocked_chunk, &j);
+    return atomic_load(&j.ok); /* 0: no scratch, the caller takes the allocation-free path */
 }

@@ -2,13 +2,12 @@
  * S = scale·Q·Kᵀ (with the causal mask), row softmax, O = P·V. With bf16 the
  * GEMMs round Q, K, P and V to bf16 and multiply with vdpbf16ps — the bf16
  * precision mode's attention, about twice the f32 kernels' rate. Scratch per
- * thread: QB × nk floats. */
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+ * task: QB × nk floats. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
+#include "base/pool.h"
 #include "kernels/isa.h"
 
 /* Query rows per block: S stays QB × nk floats (L2-sized up to nk ≈ 1000; K_h and V_h are
@@ -17,51 +16,63 @@
 #define QB 256
 #endif
 
+typedef struct agemm_job {
+    float *out;
+    const float *q, *k, *v;
+    int64_t nq, nk, ld, ks, nblk;
+    int isa, hd, group, causal, bf16;
+    float scale;
+    _Atomic int ok;
+} agemm_job;
+
+/* One (head, block of QB query rows) task with its own scores scratch. */
+static void agemm_task(void *ctx, int64_t t) {
+    agemm_job *j = ctx;
+    const int64_t nq = j->nq, nk = j->nk, ld = j->ld;
+    int h = (int)(t / j->nblk);
+    int64_t q0 = (t % j->nblk) * QB, rows = nq - q0 < QB ? nq - q0 : QB;
+    const float *kh = j->k + (int64_t)(h / j->group) * j->hd, *vh = j->v + (int64_t)(h / j->group) * j->hd;
+    float *o = j->out + q0 * ld + (int64_t)h * j->hd;
+    /* keys row i sees: all, or 0 .. nk − nq + q0 + i when causal */
+    int64_t seen0 = j->causal ? nk - nq + q0 + 1 : nk;
+    if (seen0 > nk) seen0 = nk;
+    int64_t span = j->causal ? seen0 + rows - 1 : nk;
+    if (span > nk) span = nk;
+    if (span <= 0) {
+        for (int64_t i = 0; i < rows; i++)
+            for (int d = 0; d < j->hd; d++) o[i * ld + d] = 0.0f;
+        return;
+    }
+    float *s = malloc((size_t)rows * (size_t)span * sizeof(float));
+    int ok = s != NULL;
+    ok = ok && vx_gemm_packed(j->isa, 0, 1, rows, span, j->hd, j->scale, j->q + q0 * ld + (int64_t)h * j->hd, ld, kh,
+                              VX_F32, j->ks, 0.0f, s, span, NULL, j->bf16, 1);
+    if (ok) {
+        for (int64_t i = 0; i < rows; i++) {
+            float *r = s + i * span;
+            int64_t seen = j->causal ? seen0 + i : nk;
+            if (seen > span) seen = span;
+            for (int64_t c = seen < 0 ? 0 : seen; c < span; c++) r[c] = -INFINITY;
+            vx_softmax(r, span);
+        }
+        ok = vx_gemm_packed(j->isa, 0, 0, rows, j->hd, span, 1.0f, s, span, vh, VX_F32, j->ks, 0.0f, o, ld, NULL,
+                            j->bf16, 1);
+    }
+    free(s);
+    if (!ok) atomic_store(&j->ok, 0);
+}
+
 int vx_attention_gemm(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
                       int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal, int bf16,
                       int nthreads) {
     int isa = vx_cpu_isa();
     if (!vx_gemm_packed_supported(isa, bf16) || n_kv_heads < 1 || n_heads % n_kv_heads) return 0;
-    const int64_t ld = (int64_t)n_heads * hd, nblk = (nq + QB - 1) / QB, tasks = (int64_t)n_heads * nblk;
-    const int group = n_heads / n_kv_heads;
-    if (nthreads < 1) nthreads = 1;
-    int ok = 1;
-#pragma omp parallel num_threads(nthreads) reduction(&& : ok)
-    {
-        float *s = malloc((size_t)QB * (size_t)(nk > 0 ? nk : 1) * sizeof(float));
-        if (!s) ok = 0;
-#pragma omp for schedule(dynamic)
-        for (int64_t t = 0; t < tasks; t++) {
-            if (!s) continue;
-            int h = (int)(t / nblk);
-            int64_t q0 = (t % nblk) * QB, rows = nq - q0 < QB ? nq - q0 : QB;
-            const float *kh = k + (int64_t)(h / group) * hd, *vh = v + (int64_t)(h / group) * hd;
-            float *o = out + q0 * ld + (int64_t)h * hd;
-            /* keys row i sees: all, or 0 .. nk − nq + q0 + i when causal */
-            int64_t seen0 = causal ? nk - nq + q0 + 1 : nk;
-            if (seen0 > nk) seen0 = nk;
-            int64_t span = causal ? seen0 + rows - 1 : nk;
-            if (span > nk) span = nk;
-            if (span <= 0) {
-                for (int64_t i = 0; i < rows; i++)
-                    for (int j = 0; j < hd; j++) o[i * ld + j] = 0.0f;
-                continue;
-            }
-            ok &= vx_gemm_packed(isa, 0, 1, rows, span, hd, scale, q + q0 * ld + (int64_t)h * hd, ld, kh, VX_F32,
-                                 kv_stride, 0.0f, s, span, NULL, bf16, 1);
-            for (int64_t i = 0; i < rows; i++) {
-                float *r = s + i * span;
-                int64_t seen = causal ? seen0 + i : nk;
-                if (seen > span) seen = span;
-                for (int64_t j = seen < 0 ? 0 : seen; j < span; j++) r[j] = -INFINITY;
-                vx_softmax(r, span);
-            }
-            ok &= vx_gemm_packed(isa, 0, 0, rows, hd, span, 1.0f, s, span, vh, VX_F32, kv_stride, 0.0f, o, ld, NULL,
-                                 bf16, 1);
-        }
-        free(s);
-    }
-    return ok;
+    const int64_t nblk = (nq + QB - 1) / QB;
+    agemm_job j = {out, q, k, v, nq, nk, (int64_t)n_heads * hd, kv_stride, nblk, isa, hd, n_heads / n_kv_heads,
+                   causal, bf16, scale};
+    atomic_init(&j.ok, 1);
+    vx_pool_run(nthreads, (int64_t)n_heads * nblk, agemm_task, &j);
+    return atomic_load(&j.ok);
 }
 
 void vx_attention_lowp(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/pool.h"
 #include "kernels/ops_extra.h"
 #include "models/chatterbox/s3gen_flow_impl.h"
 
@@ -64,45 +65,72 @@ vocis_status cfm_ws_new(const vx_s3gen_flow *f, int64_t L, cfm_ws **out, vx_err 
     return VOCIS_OK;
 }
 
-/* Row-wise / element-wise ops split over threads (each chunk runs the
- * single-threaded kernel); below ~64k elements one thread does it all. */
-#define PAR_CHUNKS(n, work, nth, body)                                                                                   \
-    do {                                                                                                           \
-        int nt_ = (nth) > 1 && (work) >= 65536 ? (nth) : 1;                                                           \
-        _Pragma("omp parallel for num_threads(nt_) schedule(static)") for (int c_ = 0; c_ < nt_; c_++) {           \
-            int64_t a = (n) * c_ / nt_, b = (n) * (c_ + 1) / nt_;                                                  \
-            body;                                                                                                  \
-        }                                                                                                          \
-    } while (0)
+/* Row-wise / element-wise passes on the thread pool: each chunk of rows runs the
+ * single-threaded kernel (rows are independent, so any split gives the same
+ * bits); below ~64k elements one thread does it all. */
+enum { ROWS_RES_LN, ROWS_LN_MISH, ROWS_BIAS_GELU, ROWS_BIAS_ADD };
+typedef struct rows_job {
+    int op;
+    float *y, *x;              /* RES_LN: x = h (in/out), y = LN output; LN_MISH: x is clobbered */
+    const float *t, *bias, *add;
+    const fl_norm *n;
+    int64_t rows, dim, per;
+} rows_job;
+
+static void rows_chunk(void *ctx, int64_t c) {
+    const rows_job *j = ctx;
+    const int64_t a = c * j->per, b = a + j->per < j->rows ? a + j->per : j->rows, dim = j->dim;
+    switch (j->op) {
+    case ROWS_RES_LN: /* h += t + bias, then y = LN(h) (t or y may be NULL) */
+        vx_residual_layernorm(j->x + a * dim, j->t ? j->t + a * dim : NULL, j->bias, j->y ? j->y + a * dim : NULL,
+                              j->n ? j->n->w : NULL, j->n ? j->n->b : NULL, b - a, dim, 1e-5f);
+        break;
+    case ROWS_LN_MISH: /* y = Mish(LN(x + bias)) + add (add broadcast over rows, may be NULL) */
+        vx_layernorm_mish(j->y + a * dim, j->x + a * dim, j->bias, j->n->w, j->n->b, j->add, b - a, dim, 1e-5f);
+        break;
+    case ROWS_BIAS_GELU: /* x = GELU(x + bias), row by row while the row is in cache */
+        for (int64_t r = a; r < b; r++) {
+            float *xr = j->x + r * dim;
+            for (int64_t i = 0; i < dim; i++) xr[i] += j->bias[i];
+            vx_gelu(xr, dim);
+        }
+        break;
+    default: /* y = (y + bias) + t */
+        for (int64_t r = a; r < b; r++) {
+            float *yr = j->y + r * dim;
+            const float *xr = j->t + r * dim;
+            for (int64_t i = 0; i < dim; i++) yr[i] = (yr[i] + j->bias[i]) + xr[i];
+        }
+        break;
+    }
+}
+
+static void rows_run(rows_job j, int nth) {
+    if (nth < 1 || j.rows * j.dim < 65536) nth = 1;
+    j.per = nth > 1 ? vx_pool_chunk_items(j.rows, 1, nth) : j.rows;
+    if (j.per < 1) j.per = 1;
+    vx_pool_run(nth, (j.rows + j.per - 1) / j.per, rows_chunk, &j);
+}
 
 /* h += t + bias, then y = LN(h) (t or y may be NULL). */
 static void p_res_ln(float *h, const float *t, const float *bias, float *y, const fl_norm *n, int64_t rows,
                      int64_t dim, int nth) {
-    PAR_CHUNKS(rows, rows * dim, nth,
-               vx_residual_layernorm(h + a * dim, t ? t + a * dim : NULL, bias, y ? y + a * dim : NULL,
-                                     n ? n->w : NULL, n ? n->b : NULL, b - a, dim, 1e-5f));
+    rows_run((rows_job){.op = ROWS_RES_LN, .y = y, .x = h, .t = t, .bias = bias, .n = n, .rows = rows, .dim = dim},
+             nth);
 }
 /* y = Mish(LN(x + bias)) + add (add broadcast over rows, may be NULL); x is clobbered. */
 static void p_ln_mish(float *y, float *x, const float *bias, const fl_norm *n, const float *add, int64_t rows,
                       int64_t dim, int nth) {
-    PAR_CHUNKS(rows, rows * dim, nth,
-               vx_layernorm_mish(y + a * dim, x + a * dim, bias, n->w, n->b, add, b - a, dim, 1e-5f));
+    rows_run((rows_job){.op = ROWS_LN_MISH, .y = y, .x = x, .bias = bias, .add = add, .n = n, .rows = rows,
+                        .dim = dim},
+             nth);
 }
-/* x = GELU(x + bias), row by row while the row is in cache. */
 static void p_bias_gelu(float *x, const float *bias, int64_t rows, int64_t dim, int nth) {
-    PAR_CHUNKS(rows, rows * dim, nth, for (int64_t r = a; r < b; r++) {
-        float *xr = x + r * dim;
-        for (int64_t i = 0; i < dim; i++) xr[i] += bias[i];
-        vx_gelu(xr, dim);
-    });
+    rows_run((rows_job){.op = ROWS_BIAS_GELU, .x = x, .bias = bias, .rows = rows, .dim = dim}, nth);
 }
 /* y = (y + bias) + x (bias broadcast over rows). */
 static void p_bias_add(float *y, const float *bias, const float *x, int64_t rows, int64_t dim, int nth) {
-    PAR_CHUNKS(rows, rows * dim, nth, for (int64_t r = a; r < b; r++) {
-        float *yr = y + r * dim;
-        const float *xr = x + r * dim;
-        for (int64_t i = 0; i < dim; i++) yr[i] = (yr[i] + bias[i]) + xr[i];
-    });
+    rows_run((rows_job){.op = ROWS_BIAS_ADD, .y = y, .t = x, .bias = bias, .rows = rows, .dim = dim}, nth);
 }
 
 /* CausalResnetBlock1D: in [B][L][cin] → out [B][L][C] (out ≠ in). Conv biases are added in the
