@@ -78,6 +78,9 @@ int vx_attention_gemm(float *out, const float *q, const float *k, const float *v
 void vx_attention_lowp(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
                        int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal, int bf16,
                        int nthreads) {
+    if (bf16 && nq >= 16 && vx_attention_blocked16_supported(hd) && n_kv_heads >= 1 && n_heads % n_kv_heads == 0 &&
+        vx_attention_blocked16(out, q, k, v, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale, causal, nthreads))
+        return;
     if (bf16 && nq >= 16 &&
         vx_attention_gemm(out, q, k, v, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale, causal, 1, nthreads))
         return;

@@ -66,6 +66,13 @@ int vx_gemm_packed(int isa, int ta, int tb, int64_t M, int64_t N, int64_t K, flo
  * AVX-512, hd is a multiple of 16 and heads divide evenly; returns 0 when
  * scratch could not be allocated (nothing written then). */
 int vx_attention_blocked_supported(int hd);
+/* The same blocks in bf16 (q, k, v and the softmax weights rounded to bf16,
+ * vdpbf16ps with float32 accumulation): the bf16 precision mode's many-query
+ * attention. Needs AVX512_BF16 as well; 0 when scratch was not available. */
+int vx_attention_blocked16_supported(int hd);
+int vx_attention_blocked16(float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
+                           int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
+                           int nthreads);
 /* vx_attention's contract as two packed GEMMs per head and block of query
  * rows (attention_gemm.c), bf16 = 1 with vdpbf16ps; returns 0 when the
  * level cannot run it or scratch memory was not available (the output is

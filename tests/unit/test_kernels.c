@@ -492,8 +492,8 @@ static void test_attention_threads(void) {
     static const int64_t shapes[][2] = {{300, 290}, {700, 700}, {97, 130}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (int causal = 0; causal <= 1; causal++)
-            for (int mode = 0; mode <= 2; mode++) {
-                if (mode && !vx_gemm_packed_supported(vx_cpu_isa(), mode == 2)) continue;
+            for (int mode = 0; mode <= 3; mode++) {
+                if (mode && !vx_gemm_packed_supported(vx_cpu_isa(), mode >= 2)) continue;
                 int64_t nq = shapes[s][0], nk = shapes[s][1], H = 4, hd = 64, qs = H * hd;
                 float *q = tl_random_floats((size_t)(nq * qs)), *k = tl_random_floats((size_t)(nk * qs)), *v = tl_random_floats((size_t)(nk * qs));
                 float *o1 = malloc((size_t)(nq * qs) * 4), *ot = malloc((size_t)(nq * qs) * 4);
@@ -504,6 +504,9 @@ static void test_attention_threads(void) {
                     if (mode == 0)
                         vx_attention_isa(vx_cpu_isa(), o, q, k, v, nq, nk, (int)H, (int)H, (int)hd, qs, scale, causal,
                                          threads[t]);
+                    else if (mode == 3)
+                        CHECK(vx_attention_blocked16(o, q, k, v, nq, nk, (int)H, (int)H, (int)hd, qs, scale, causal,
+                                                     threads[t]));
                     else
                         CHECK(vx_attention_gemm(o, q, k, v, nq, nk, (int)H, (int)H, (int)hd, qs, scale, causal,
                                                 mode == 2, threads[t]));
@@ -519,7 +522,8 @@ static void test_attention_threads(void) {
 /* ---- attention ---- */
 
 /* mode 0: vx_attention_isa(isa); 1, 2: vx_attention_gemm in f32 / bf16, whose
- * reference rounds q, k, v and the softmax weights to bf16 as the kernel does. */
+ * reference rounds q, k, v and the softmax weights to bf16 as the kernel does;
+ * 3: vx_attention_blocked16 (bf16, reference as mode 2). */
 static void test_attention_mode(int isa, int mode, int64_t nq, int64_t nk, int H, int Hkv, int hd, int pad,
                                 int causal, int nthreads) {
     int64_t ks = (int64_t)Hkv * hd + pad, qs = (int64_t)H * hd;
@@ -539,19 +543,19 @@ static void test_attention_mode(int isa, int mode, int64_t nq, int64_t nk, int H
                 double d = 0;
                 for (int c = 0; c < hd; c++) {
                     double a = q[i * qs + h * hd + c], b = k[j * ks + g * hd + c];
-                    d += mode == 2 ? r16(a) * r16(b) : a * b;
+                    d += mode >= 2 ? r16(a) * r16(b) : a * b;
                 }
                 p[j] = d * scale;
                 mx = p[j] > mx ? p[j] : mx;
             }
             for (int64_t j = 0; j < lim; j++) s += p[j] = exp(p[j] - mx);
-            if (mode == 2)
+            if (mode >= 2)
                 for (int64_t j = 0; j < lim; j++) p[j] = r16(p[j] / s) * s;
             for (int c = 0; c < hd; c++) {
                 double o = 0;
                 for (int64_t j = 0; j < lim; j++) {
                     double vv = v[j * ks + g * hd + c];
-                    o += p[j] / s * (mode == 2 ? r16(vv) : vv);
+                    o += p[j] / s * (mode >= 2 ? r16(vv) : vv);
                 }
                 ref[i * qs + h * hd + c] = o;
                 sc[i * qs + h * hd + c] = 1.0; /* |v| ≤ 1 and weights sum to 1 */
@@ -559,14 +563,16 @@ static void test_attention_mode(int isa, int mode, int64_t nq, int64_t nk, int H
         }
     if (mode == 0)
         vx_attention_isa(isa, out, q, k, v, nq, nk, H, Hkv, hd, ks, scale, causal, nthreads);
+    else if (mode == 3)
+        CHECK(vx_attention_blocked16(out, q, k, v, nq, nk, H, Hkv, hd, ks, scale, causal, nthreads));
     else
         CHECK(vx_attention_gemm(out, q, k, v, nq, nk, H, Hkv, hd, ks, scale, causal, mode == 2, nthreads));
     char what[160];
     snprintf(what, sizeof what, "attention %s nq=%lld nk=%lld H=%d Hkv=%d hd=%d pad=%d causal=%d threads=%d",
-             mode == 0 ? tl_isa_name[isa] : mode == 1 ? "gemm-f32" : "gemm-bf16", (long long)nq, (long long)nk, H, Hkv,
+             mode == 0 ? tl_isa_name[isa] : mode == 1 ? "gemm-f32" : mode == 2 ? "gemm-bf16" : "blocked-bf16", (long long)nq, (long long)nk, H, Hkv,
              hd, pad, causal, nthreads);
     /* bf16: the f32 softmax may round a weight to the other bf16 neighbour than the double one */
-    close_scaled(what, out, ref, sc, (size_t)(nq * qs), mode == 2 ? 4e-3 : 2e-6, 0);
+    close_scaled(what, out, ref, sc, (size_t)(nq * qs), mode >= 2 ? 4e-3 : 2e-6, 0);
     free(q), free(k), free(v), free(out), free(ref), free(sc), free(p);
 }
 
@@ -590,6 +596,24 @@ static void test_attention_gemm(void) {
             test_attention_mode(2, mode, 300, 290, 2, 2, 64, 0, 0, th); /* CFM-like, several query blocks */
             test_attention_mode(2, mode, 16, 1, 2, 2, 32, 0, 0, th);
         }
+    }
+}
+
+/* The bf16 blocked kernel (hd a multiple of 16): tails of the 48-row blocks, of the
+ * 8-key score tiles and of the key pairs (odd nk), causal with nq > nk, GQA, padded rows. */
+static void test_attention_blocked16(void) {
+    if (!vx_attention_blocked16_supported(64)) {
+        printf("attention blocked bf16: not supported by this CPU, skipped\n");
+        return;
+    }
+    for (int th = 1; th <= 3; th += 2) {
+        test_attention_mode(2, 3, 37, 37, 4, 2, 64, 0, 1, th);
+        test_attention_mode(2, 3, 130, 131, 3, 3, 16, 5, 0, th);
+        test_attention_mode(2, 3, 20, 50, 2, 1, 48, 3, 1, th);
+        test_attention_mode(2, 3, 60, 13, 2, 1, 32, 0, 1, th);
+        test_attention_mode(2, 3, 300, 290, 2, 2, 64, 0, 0, th);
+        test_attention_mode(2, 3, 16, 1, 2, 2, 80, 0, 0, th);
+        test_attention_mode(2, 3, 97, 201, 8, 8, 64, 0, 0, th);
     }
 }
 
@@ -636,6 +660,7 @@ int main(int argc, char **argv) {
     test_rope();
     test_attention();
     test_attention_gemm();
+    test_attention_blocked16();
     test_packed_gemm();
     test_packed_threads();
     test_attention_threads();
