@@ -256,7 +256,7 @@ static int bench_t3(int argc, char **argv) {
         {"--no-cfg", CLI_FLAG, &no_cfg, "one row per step (cfg_weight 0) instead of the CFG pair", 0, -1},
         {"--context", CLI_INT, &context,
          "positions cached before the timed decode steps: the prefill's length, made up with text tokens (GPT-2: "
-         "voice prompt tokens); default as the request above", 1, 65536},
+         "voice prompt tokens; default: the request's own length)", 1, 65536},
         {"--no-limits", CLI_FLAG, &no_limits, BENCH_NO_LIMITS_HELP, 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
