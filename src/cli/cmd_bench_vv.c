@@ -27,6 +27,10 @@ static void print_ms(const char *name, const double *v, int n, const bench_limit
     bench_print_stats(name, v, n, 1e3, 1, "ms", "%s", note);
 }
 
+/* shared with cmd_bench_rt.c */
+bench_work bench_vv_diffusion_work(const vx_vv_diffhead *h, int steps);
+bench_work bench_vv_vae_work(const vx_vv_vae *v, int decoder);
+
 static void add_mat(bench_work *w, const vx_mat *m, double reads, double rows) {
     w->bytes += reads * bench_mat_bytes(m);
     w->flops += 2 * rows * bench_mat_macs(m);
@@ -36,7 +40,7 @@ static void add_mat(bench_work *w, const vx_mat *m, double reads, double rows) {
  * once; the timestep MLP and the modulations (adaLN) of all steps x 2 rows in one batched call
  * (weights read once; the sampler repeats that call per 20 steps, not counted); then per step the
  * x-dependent body of both rows together (its weights read once per step). */
-static bench_work diffusion_work(const vx_vv_diffhead *h, int steps) {
+bench_work bench_vv_diffusion_work(const vx_vv_diffhead *h, int steps) {
     bench_work w = {0, 0, h->x_proj.act_bf16};
     add_mat(&w, &h->cond_proj, 1, 2);
     add_mat(&w, &h->t_mlp0, 1, steps);
@@ -55,7 +59,7 @@ static bench_work diffusion_work(const vx_vv_diffhead *h, int steps) {
 }
 
 /* one decode (decoder = 1) or encode step of a σ-VAE */
-static bench_work vae_work(const vx_vv_vae *v, int decoder) {
+bench_work bench_vv_vae_work(const vx_vv_vae *v, int decoder) {
     bench_work w;
     double macs;
     vx_vv_vae_step_work(v, decoder, &w.bytes, &macs, &w.bf16);
@@ -123,7 +127,7 @@ static vocis_status parts_new(vv_parts *p, const char *size, vx_dtype dt, int pr
     return st;
 }
 
-int bench_vv_realtime(int threads, int frames, int steps, const char *dtype); /* cmd_bench_rt.c */
+int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, const bench_limits *lim); /* cmd_bench_rt.c */
 
 int bench_vibevoice(int argc, char **argv) {
     const char *size = NULL, *dtype = "bf16", *kv_s = NULL, *precision = NULL;
@@ -155,13 +159,14 @@ int bench_vibevoice(int argc, char **argv) {
     prec = vx_precision_resolve(prec);
     if (kvc == VOCIS_KV_BF16 && !strcmp(size, "realtime-0.5b"))
         return cli_error("bench vibevoice", "--kv bf16 is not available for realtime-0.5b"), 2;
-    if (!strcmp(size, "realtime-0.5b")) return bench_vv_realtime(threads, frames < 24 ? 24 : frames, steps ? steps : 5, dtype);
-    if (!steps) steps = 10;
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench vibevoice", "--dtype must be bf16, f16 or f32"), 2;
     if (threads <= 0) threads = vx_default_threads();
     bench_limits lim;
     bench_limits_measure(&lim, threads, no_limits);
+    if (!strcmp(size, "realtime-0.5b"))
+        return bench_vv_realtime(threads, frames < 24 ? 24 : frames, steps ? steps : 5, dtype, &lim);
+    if (!steps) steps = 10;
 
     vx_err err = {0};
     vv_parts p;
@@ -233,8 +238,8 @@ int bench_vibevoice(int argc, char **argv) {
                                          "connectors"};
     double *total = tv + (size_t)n_parts * frames;
     /* the LM caches hold ctx + 1 (warm-up) + f positions before frame f's step */
-    const bench_work work[5] = {lm_pair_work(&p.lm, ctx + 2 + (frames - 1) / 2.0), diffusion_work(p.head, steps),
-                                vae_work(p.acoustic, 1), vae_work(p.semantic, 0), connectors_work(&p.ac, &p.se)};
+    const bench_work work[5] = {lm_pair_work(&p.lm, ctx + 2 + (frames - 1) / 2.0), bench_vv_diffusion_work(p.head, steps),
+                                bench_vv_vae_work(p.acoustic, 1), bench_vv_vae_work(p.semantic, 0), connectors_work(&p.ac, &p.se)};
     bench_work all = {0, 0, work[0].bf16};
     char label[64];
     for (int k = 0; k < n_parts; k++) {

@@ -4,7 +4,8 @@
 # unit and the fraction of the limit measured first in the same process (`limit_*:` lines);
 # `vocis bench quality` refuses bad options. The smallest synthetic shapes; only the format is
 # checked, never a timing value (min <= median <= max is a property of the format; a fraction only
-# has to be a positive number). bench qwen2 / vibevoice need the 1.5B LM (5 GB): not run here.
+# has to be a positive number). bench qwen2 and vibevoice 1.5b need the 1.5B LM (3-5 GB): not run
+# here; vibevoice realtime-0.5b (1.5 GB) is.
 set -uo pipefail
 VOCIS=$1 DATA=$2 SCRATCH=$3
 mkdir -p "$SCRATCH"
@@ -84,6 +85,11 @@ limit_tail hift_ms_per_s audio_s "$SCRATCH/s3gen.txt"
 # rtf has no unit: `rtf: X (min ...`
 if grep -qE "^rtf: [0-9.]+ \(min [0-9.]+, max [0-9.]+, n=2;" "$SCRATCH/s3gen.txt"; then echo "ok   s3gen rtf"
 else echo "FAIL s3gen rtf: $(grep '^rtf' "$SCRATCH/s3gen.txt")"; fails=$((fails + 1)); fi
+
+run rt "$VOCIS" bench vibevoice --synthetic realtime-0.5b --frames 1 --threads 2
+has_line rt-limit "^limit_f32_peak: [0-9.]+ GFLOP/s " "$SCRATCH/rt.txt"
+stat_line frame ms 24 "$SCRATCH/rt.txt"
+limit_tail frame frame "$SCRATCH/rt.txt"
 
 run speak "$VOCIS" bench speak --synthetic --variant nano --seconds 0.08 --prompt-seconds 0.2 --reps 2 --threads 2
 has_line speak-precision "^precision: exact " "$SCRATCH/speak.txt"
