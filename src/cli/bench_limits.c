@@ -45,22 +45,55 @@ static void sci(char *buf, size_t n, double v) {
     snprintf(buf, n, "%.2fe%d", m, e);
 }
 
+/* the time w takes at the limit that binds it; *mem = 1 when that is the bandwidth */
+static double bound_s(const bench_limits *l, bench_work w, double *peak, int *mem) {
+    *peak = w.bf16 && l->bf16_gflops > 0 ? l->bf16_gflops : l->f32_gflops;
+    const double t_mem = w.bytes / (l->read_gbs * 1e9), t_flop = *peak > 0 ? w.flops / (*peak * 1e9) : 0;
+    *mem = t_mem >= t_flop;
+    return *mem ? t_mem : t_flop;
+}
+
+/* the counts into buf; the length written, or -1 when the buffer is full or there is no fraction to add */
+static int counts(char *buf, size_t n, const bench_limits *l, double bytes, double flops, const char *unit,
+                  double seconds) {
+    char b[32], f[32];
+    sci(b, sizeof b, bytes);
+    sci(f, sizeof f, flops);
+    const int k = snprintf(buf, n, "bytes %s/%s, flops %s/%s", b, unit, f, unit);
+    return k < 0 || (size_t)k >= n || l->read_gbs <= 0 || !(seconds > 0) ? -1 : k;
+}
+
+/* a small fraction keeps a digit rather than reading 0 % */
+static int pct_decimals(double pct) { return pct < 9.95 ? 1 : 0; }
+
 const char *bench_limit_note(char *buf, size_t n, const bench_limits *l, bench_work w, const char *unit,
                              double seconds) {
-    char b[32], f[32];
-    sci(b, sizeof b, w.bytes);
-    sci(f, sizeof f, w.flops);
-    int k = snprintf(buf, n, "bytes %s/%s, flops %s/%s", b, unit, f, unit);
-    if (k < 0 || (size_t)k >= n || l->read_gbs <= 0 || !(seconds > 0)) return buf;
-    const double peak = w.bf16 && l->bf16_gflops > 0 ? l->bf16_gflops : l->f32_gflops;
-    const double t_mem = w.bytes / (l->read_gbs * 1e9), t_flop = peak > 0 ? w.flops / (peak * 1e9) : 0;
-    const double pct = 100 * (t_mem >= t_flop ? t_mem : t_flop) / seconds;
-    const int dec = pct < 9.95 ? 1 : 0; /* a small fraction keeps a digit rather than reading 0 % */
-    if (t_mem >= t_flop)
-        snprintf(buf + k, n - (size_t)k, ", %.*f %% of %.1f GB/s memory read", dec, pct, l->read_gbs);
+    const int k = counts(buf, n, l, w.bytes, w.flops, unit, seconds);
+    if (k < 0) return buf;
+    double peak;
+    int mem;
+    const double pct = 100 * bound_s(l, w, &peak, &mem) / seconds;
+    if (mem)
+        snprintf(buf + k, n - (size_t)k, ", %.*f %% of %.1f GB/s memory read", pct_decimals(pct), pct, l->read_gbs);
     else
-        snprintf(buf + k, n - (size_t)k, ", %.*f %% of %.0f GFLOP/s %s peak", dec, pct, peak,
+        snprintf(buf + k, n - (size_t)k, ", %.*f %% of %.0f GFLOP/s %s peak", pct_decimals(pct), pct, peak,
                  w.bf16 && l->bf16_gflops > 0 ? "bf16" : "f32");
+    return buf;
+}
+
+const char *bench_limit_note_parts(char *buf, size_t n, const bench_limits *l, const bench_work *parts, int n_parts,
+                                   const char *unit, double seconds) {
+    double bytes = 0, flops = 0, t = 0;
+    for (int i = 0; i < n_parts; i++) {
+        double peak;
+        int mem;
+        bytes += parts[i].bytes, flops += parts[i].flops;
+        if (l->read_gbs > 0) t += bound_s(l, parts[i], &peak, &mem);
+    }
+    const int k = counts(buf, n, l, bytes, flops, unit, seconds);
+    if (k < 0) return buf;
+    const double pct = 100 * t / seconds;
+    snprintf(buf + k, n - (size_t)k, ", %.*f %% of its parts' bounds", pct_decimals(pct), pct);
     return buf;
 }
 

@@ -36,6 +36,12 @@ typedef struct bench_work {
 const char *bench_limit_note(char *buf, size_t n, const bench_limits *l, bench_work w, const char *unit,
                              double seconds);
 
+/* A figure made of parts that each have their own bound (a frame: LM step, diffusion, decode, ...):
+ * the summed counts, and the sum of the parts' bound times (each at the limit that binds it) as
+ * the fraction of `seconds`: "bytes B/frame, flops F/frame, NN % of its parts' bounds". */
+const char *bench_limit_note_parts(char *buf, size_t n, const bench_limits *l, const bench_work *parts, int n_parts,
+                                   const char *unit, double seconds);
+
 /* ---- counting helpers ---- */
 
 /* Bytes of a matrix as stored (q8: codes and block scales), of one of its rows, and its

@@ -91,7 +91,8 @@ static void gpt2_layer_sums(const vx_t3_gpt2 *t, double *bytes, double *macs) {
 static bench_work gpt2_decode_work(const vx_t3_gpt2 *t, double ctx) {
     double bytes, macs;
     gpt2_layer_sums(t, &bytes, &macs);
-    const double kv_pos = 2.0 * t->n_layers * t->dim * sizeof(float), qk_pv = 4.0 * t->n_layers * t->n_heads * t->head_dim;
+    const double kv_pos = 2.0 * t->n_layers * t->dim * sizeof(float); /* f32 K and V, all layers */
+    const double qk_pv = 4.0 * t->n_layers * t->n_heads * t->head_dim;   /* attention FLOPs per position */
     bench_work w;
     w.bytes = bytes + bench_mat_bytes(&t->speech_head) + bench_mat_row_bytes(&t->speech_emb) +
               bench_mat_row_bytes(&t->wpe) + ctx * kv_pos;
@@ -105,7 +106,8 @@ static bench_work gpt2_decode_work(const vx_t3_gpt2 *t, double ctx) {
 static bench_work gpt2_prefill_work(const vx_t3_gpt2 *t, double L0) {
     double bytes, macs;
     gpt2_layer_sums(t, &bytes, &macs);
-    const double kv_pos = 2.0 * t->n_layers * t->dim * sizeof(float), qk_pv = 4.0 * t->n_layers * t->n_heads * t->head_dim;
+    const double kv_pos = 2.0 * t->n_layers * t->dim * sizeof(float); /* f32 K and V, all layers */
+    const double qk_pv = 4.0 * t->n_layers * t->n_heads * t->head_dim;   /* attention FLOPs per position */
     bench_work w;
     w.bytes = bytes + bench_mat_bytes(&t->speech_head) + bench_mat_bytes(&t->spkr_enc) + L0 * kv_pos;
     w.flops = 2 * (L0 * macs + bench_mat_macs(&t->speech_head) + bench_mat_macs(&t->spkr_enc)) +
@@ -453,9 +455,8 @@ static int bench_qwen2(int argc, char **argv) {
         st = vx_tf_forward(&lm.tf, &kv, NULL, 1, plen[i], x, threads, NULL, NULL, &err);
         const double dt = vx_now_s() - t1;
         char note[256];
-        bench_limit_note(note, sizeof note, &lim,
-                         bench_work_scale(bench_tf_prefill(&lm.tf, 1, 0, (double)plen[i], (double)vx_kv_bytes_per_token(&lm.tf)),
-                                          1.0 / plen[i]), "position", dt / plen[i]);
+        const bench_work pw = bench_tf_prefill(&lm.tf, 1, 0, (double)plen[i], (double)vx_kv_bytes_per_token(&lm.tf));
+        bench_limit_note(note, sizeof note, &lim, bench_work_scale(pw, 1.0 / plen[i]), "position", dt / plen[i]);
         if (!st) printf("prefill_%lld: %.1f tokens/s (%s)\n", (long long)plen[i], plen[i] / dt, note);
         fflush(stdout);
         vx_kv_free(&kv);

@@ -62,16 +62,21 @@ static vocis_status synth_preset(const vx_rt_model *m, vx_rt_preset *p, vx_err *
 bench_work bench_vv_diffusion_work(const vx_vv_diffhead *h, int steps); /* cmd_bench_vv.c */
 bench_work bench_vv_vae_work(const vx_vv_vae *v, int decoder);
 
-/* One speech frame of the session: the diffusion, the frame decode, the connector, the upper
- * stack's positive/negative pair step at about ctx_pos and ctx_neg cached positions, and the EOS
- * classifier. The text windows (lower + upper stack on 5 tokens, every few frames) are not counted. */
-static bench_work rt_frame_work(const vx_rt_model *m, int steps, double ctx_pos, double ctx_neg) {
-    bench_work w = bench_tf_decode(&m->upper, 2, (ctx_pos + ctx_neg) / 2, (double)vx_kv_bytes_per_token(&m->upper));
-    const bench_work d = bench_vv_diffusion_work(m->head, steps), v = bench_vv_vae_work(m->acoustic, 1);
-    w.bytes += d.bytes + v.bytes, w.flops += d.flops + v.flops;
+/* The parts of one speech frame of the session: the upper stack's positive/negative pair step at
+ * about ctx_pos and ctx_neg cached positions, the diffusion, the frame decode, and the connector and
+ * EOS classifier (one row each). The text windows (lower + upper stack on 5 tokens, every few
+ * frames) are not counted. */
+enum { RT_PARTS = 4 };
+static void rt_frame_work(const vx_rt_model *m, int steps, double ctx_pos, double ctx_neg, bench_work part[RT_PARTS]) {
+    part[0] = bench_tf_decode(&m->upper, 2, (ctx_pos + ctx_neg) / 2, (double)vx_kv_bytes_per_token(&m->upper));
+    part[1] = bench_vv_diffusion_work(m->head, steps);
+    part[2] = bench_vv_vae_work(m->acoustic, 1);
+    part[3] = (bench_work){0, 0, m->eos_fc1.act_bf16};
     const vx_mat *one_row[4] = {&m->ac_conn.fc1, &m->ac_conn.fc2, &m->eos_fc1, &m->eos_fc2};
-    for (int i = 0; i < 4; i++) w.bytes += bench_mat_bytes(one_row[i]), w.flops += 2 * bench_mat_macs(one_row[i]);
-    return w;
+    for (int i = 0; i < 4; i++) {
+        part[3].bytes += bench_mat_bytes(one_row[i]);
+        part[3].flops += 2 * bench_mat_macs(one_row[i]);
+    }
 }
 
 int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, const bench_limits *lim);
@@ -147,10 +152,10 @@ int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, con
     /* the positive sequence: the preset's positions, the 20 text tokens and the frames so far; the negative:
      * its preset and the frames (about half the reported frames on average) */
     char note[256];
-    bench_limit_note(note, sizeof note, lim,
-                     rt_frame_work(&m, steps, (double)p.e[VX_RT_TTS_LM].T + 20 + nfd / 2.0,
-                                   (double)p.e[VX_RT_NEG_TTS_LM].T + nfd / 2.0),
-                     "frame", bench_stats_of(fd, nfd).median);
+    bench_work part[RT_PARTS];
+    rt_frame_work(&m, steps, (double)p.e[VX_RT_TTS_LM].T + 20 + nfd / 2.0, (double)p.e[VX_RT_NEG_TTS_LM].T + nfd / 2.0,
+                  part);
+    bench_limit_note_parts(note, sizeof note, lim, part, RT_PARTS, "frame", bench_stats_of(fd, nfd).median);
     bench_print_stats("frame", fd, nfd, 1e3, 1, "ms", "text windows included; work without them: %s", note);
     printf("rtf: %.2f (mean frame time / 133.3 ms)\n", rtf);
     printf("cpu_per_frame_ms: %.0f (process CPU time over all threads; wall time on an idle machine is about this / "

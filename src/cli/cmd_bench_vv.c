@@ -127,7 +127,8 @@ static vocis_status parts_new(vv_parts *p, const char *size, vx_dtype dt, int pr
     return st;
 }
 
-int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, const bench_limits *lim); /* cmd_bench_rt.c */
+/* cmd_bench_rt.c */
+int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, const bench_limits *lim);
 
 int bench_vibevoice(int argc, char **argv) {
     const char *size = NULL, *dtype = "bf16", *kv_s = NULL, *precision = NULL;
@@ -238,18 +239,19 @@ int bench_vibevoice(int argc, char **argv) {
                                          "connectors"};
     double *total = tv + (size_t)n_parts * frames;
     /* the LM caches hold ctx + 1 (warm-up) + f positions before frame f's step */
-    const bench_work work[5] = {lm_pair_work(&p.lm, ctx + 2 + (frames - 1) / 2.0), bench_vv_diffusion_work(p.head, steps),
-                                bench_vv_vae_work(p.acoustic, 1), bench_vv_vae_work(p.semantic, 0), connectors_work(&p.ac, &p.se)};
-    bench_work all = {0, 0, work[0].bf16};
+    const bench_work work[5] = {lm_pair_work(&p.lm, ctx + 2 + (frames - 1) / 2.0),
+                                bench_vv_diffusion_work(p.head, steps), bench_vv_vae_work(p.acoustic, 1),
+                                bench_vv_vae_work(p.semantic, 0), connectors_work(&p.ac, &p.se)};
     char label[64];
     for (int k = 0; k < n_parts; k++) {
         snprintf(label, sizeof label, "%s", names[k]);
         if (k == 0) snprintf(label, sizeof label, "lm_pair_step_ctx%d", ctx);
         else if (k == 1) snprintf(label, sizeof label, "diffusion_%dsteps", steps);
         print_ms(label, tv + (size_t)k * frames, frames, &lim, work[k]);
-        all.bytes += work[k].bytes, all.flops += work[k].flops;
     }
-    print_ms("frame", total, frames, &lim, all);
+    char note[256];
+    bench_limit_note_parts(note, sizeof note, &lim, work, n_parts, "frame", bench_stats_of(total, frames).median);
+    bench_print_stats("frame", total, frames, 1e3, 1, "ms", "%s", note);
     bench_print_stats("rtf", total, frames, 24000.0 / hop, 2, "", "frame time / 133.3 ms");
     fflush(stdout);
 
@@ -271,7 +273,6 @@ int bench_vibevoice(int argc, char **argv) {
     a = vx_now_s();
     if ((st = vx_tf_forward(tf, &kv, (const int[]){0}, 1, prefill, x, threads, NULL, NULL, &err))) goto done;
     const double t_prefill = vx_now_s() - a;
-    char note[256];
     bench_limit_note(note, sizeof note, &lim,
                      bench_work_scale(bench_tf_prefill(tf, 1, 0, prefill, (double)vx_kv_bytes_per_token(tf)),
                                       1.0 / prefill), "position", t_prefill / prefill);

@@ -34,11 +34,14 @@ run() {
 }
 
 # limit_tail NAME UNIT FILE: NAME's line ends in `bytes B/UNIT, flops F/UNIT, P % of X GB/s memory read`
-# (or `X GFLOP/s f32|bf16 peak`) with numbers B, F, X and a fraction P > 0.
+# (or `X GFLOP/s f32|bf16 peak`, or for a sum of parts `its parts' bounds`) with numbers B, F, X and
+# a fraction P > 0.
 limit_tail() {
-    local name=$1 unit=$2 file=$3 line num='[0-9.]+(e[0-9]+)?'
+    local name=$1 unit=$2 file=$3 line num='[0-9.]+(e[0-9]+)?' re
+    local bound="([0-9.]+ GB/s memory read|[0-9.]+ GFLOP/s (f32|bf16) peak|its parts' bounds)"
+    re="bytes $num/$unit, flops $num/$unit, ([0-9.]+) % of $bound\\)\$"
     line=$(grep -E "^$name: " "$file" | head -1)
-    if ! [[ $line =~ bytes\ $num/$unit,\ flops\ $num/$unit,\ ([0-9.]+)\ %\ of\ [0-9.]+\ (GB/s\ memory\ read|GFLOP/s\ (f32|bf16)\ peak)\)$ ]]; then
+    if ! [[ $line =~ $re ]]; then
         echo "FAIL $name: no limit note: '$line'"; fails=$((fails + 1)); return
     fi
     if awk -v p="${BASH_REMATCH[3]}" 'BEGIN { exit !(p > 0) }'; then echo "ok   $name limit: ${line#*; }"

@@ -57,9 +57,11 @@ int main(int argc, char **argv) {
     bench_limit_note(note, sizeof note, &lim, (bench_work){1.02e9, 2e9, 0}, "step", 0.025);
     CHECK_MSG(!strcmp(note, "bytes 1.02e9/step, flops 2.00e9/step, 82 % of 50.0 GB/s memory read"), "got \'%s\'", note);
     bench_limit_note(note, sizeof note, &lim, (bench_work){1e6, 5e10, 0}, "position", 1.0);
-    CHECK_MSG(!strcmp(note, "bytes 1.00e6/position, flops 5.00e10/position, 50 % of 100 GFLOP/s f32 peak"), "got \'%s\'", note);
+    CHECK_MSG(!strcmp(note, "bytes 1.00e6/position, flops 5.00e10/position, 50 % of 100 GFLOP/s f32 peak"),
+              "got '%s'", note);
     bench_limit_note(note, sizeof note, &lim, (bench_work){1e6, 2e11, 1}, "step", 1.0);
-    CHECK_MSG(!strcmp(note, "bytes 1.00e6/step, flops 2.00e11/step, 50 % of 400 GFLOP/s bf16 peak"), "got \'%s\'", note);
+    CHECK_MSG(!strcmp(note, "bytes 1.00e6/step, flops 2.00e11/step, 50 % of 400 GFLOP/s bf16 peak"),
+              "got '%s'", note);
     bench_limit_note(note, sizeof note, &lim, (bench_work){1e8, 0, 0}, "step", 1.0);
     CHECK_MSG(!strcmp(note, "bytes 1.00e8/step, flops 0/step, 0.2 % of 50.0 GB/s memory read"), "got '%s'", note);
     const bench_limits no_bf16 = {2, 50, 20, 100, 0};
@@ -68,6 +70,12 @@ int main(int argc, char **argv) {
     const bench_limits unmeasured = {2, 0, 0, 0, 0};
     bench_limit_note(note, sizeof note, &unmeasured, (bench_work){9.996e9, 0, 0}, "frame", 1.0);
     CHECK_MSG(!strcmp(note, "bytes 1.00e10/frame, flops 0/frame"), "got \'%s\'", note);
+    /* parts each at their own bound: 1e9 B at 50 GB/s (20 ms) + 2e11 bf16 FLOP at 400 GFLOP/s (500 ms) */
+    const bench_work parts[2] = {{1e9, 1e6, 0}, {1e6, 2e11, 1}};
+    bench_limit_note_parts(note, sizeof note, &lim, parts, 2, "frame", 1.04);
+    CHECK_MSG(!strcmp(note, "bytes 1.00e9/frame, flops 2.00e11/frame, 50 % of its parts' bounds"), "got '%s'", note);
+    bench_limit_note_parts(note, sizeof note, &unmeasured, parts, 2, "frame", 1.04);
+    CHECK_MSG(!strcmp(note, "bytes 1.00e9/frame, flops 2.00e11/frame"), "got '%s'", note);
     /* a short buffer is cut, never overrun */
     char tiny[12];
     bench_limit_note(tiny, sizeof tiny, &lim, (bench_work){1.02e9, 2e9, 0}, "step", 0.025);

@@ -818,7 +818,10 @@ static void conv_work(const vx_hift_conv *c, double rate, double *macs, double *
 }
 
 static void resblock_work(const vx_hift_resblock *rb, double rate, double *macs, double *bytes) {
-    for (int j = 0; j < VX_HIFT_NDIL; j++) conv_work(&rb->c1[j], rate, macs, bytes), conv_work(&rb->c2[j], rate, macs, bytes);
+    for (int j = 0; j < VX_HIFT_NDIL; j++) {
+        conv_work(&rb->c1[j], rate, macs, bytes);
+        conv_work(&rb->c2[j], rate, macs, bytes);
+    }
 }
 
 void vx_hift_work(const vx_hift *h, double *macs_per_frame, double *weight_bytes) {
