@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "base/threads.h"
+#include "cli/bench_limits.h"
 #include "cli/bench_util.h"
 #include "cli/cli.h"
 #include "vocis.h"
@@ -53,17 +54,91 @@ static vocis_status t3_time_reps(t3_run_fn run, void *ctx, int tokens, int reps,
     return VOCIS_OK;
 }
 
-/* Prints the prefill and decode lines of t3_time_reps' figures (rates per repetition). */
+/* Prints the prefill and decode lines of t3_time_reps' figures (rates per repetition) with their
+ * work: prefill the whole prefill's, decode one step's at the steps' mean context. */
 static void t3_print_reps(const double *prefill_s, const double *decode, int reps, int L0, int steps,
-                          const char *rows, const char *step_kind) {
+                          const char *rows, const char *step_kind, const bench_limits *lim, bench_work prefill,
+                          bench_work step) {
     double rate[64], *pr = reps <= 64 ? rate : malloc(sizeof(double) * (size_t)reps);
     if (!pr) return;
     for (int r = 0; r < reps; r++) pr[r] = L0 / prefill_s[r];
     const bench_stats ps = bench_stats_of(prefill_s, reps);
-    bench_print_stats("prefill", pr, reps, 1, 1, "tokens/s", "%d positions x %s, median %.3f s", L0, rows,
-                      ps.median);
-    if (steps > 0) bench_print_stats("decode", decode, reps, 1, 2, "tokens/s", "%d %s steps each", steps, step_kind);
+    char note[256];
+    bench_limit_note(note, sizeof note, lim, bench_work_scale(prefill, 1.0 / L0), "position", ps.median / L0);
+    bench_print_stats("prefill", pr, reps, 1, 1, "tokens/s", "%d positions x %s, median %.3f s; %s", L0, rows,
+                      ps.median, note);
+    if (steps > 0) {
+        const bench_stats ds = bench_stats_of(decode, reps);
+        bench_limit_note(note, sizeof note, lim, step, "step", ds.median > 0 ? 1 / ds.median : 0);
+        bench_print_stats("decode", decode, reps, 1, 2, "tokens/s", "%d %s steps each, context %d to %d; %s", steps,
+                          step_kind, L0 + 1, L0 + steps, note);
+    }
     if (pr != rate) free(pr);
+}
+
+/* The GPT-2 T3's matrices: bytes of all layers' and their multiply-adds per row. */
+static void gpt2_layer_sums(const vx_t3_gpt2 *t, double *bytes, double *macs) {
+    *bytes = *macs = 0;
+    for (int i = 0; i < t->n_layers; i++) {
+        const vx_gpt2_layer *ly = &t->layers[i];
+        const vx_mat *m[4] = {&ly->attn, &ly->proj, &ly->fc, &ly->fc_proj};
+        for (int j = 0; j < 4; j++) *bytes += bench_mat_bytes(m[j]), *macs += bench_mat_macs(m[j]);
+    }
+}
+
+/* One GPT-2 T3 decode step (one row) attending to ctx positions: the layers, the speech head, one
+ * speech-embedding and one wpe row, the f32 keys and values of ctx positions. */
+static bench_work gpt2_decode_work(const vx_t3_gpt2 *t, double ctx) {
+    double bytes, macs;
+    gpt2_layer_sums(t, &bytes, &macs);
+    const double kv_pos = 2.0 * t->n_layers * t->dim * sizeof(float); /* f32 K and V, all layers */
+    const double qk_pv = 4.0 * t->n_layers * t->n_heads * t->head_dim;   /* attention FLOPs per position */
+    bench_work w;
+    w.bytes = bytes + bench_mat_bytes(&t->speech_head) + bench_mat_row_bytes(&t->speech_emb) +
+              bench_mat_row_bytes(&t->wpe) + ctx * kv_pos;
+    w.flops = 2 * (macs + bench_mat_macs(&t->speech_head)) + qk_pv * ctx;
+    w.bf16 = t->n_layers > 0 && t->layers[0].attn.act_bf16;
+    return w;
+}
+
+/* The GPT-2 T3 prefill of L0 positions (one pass): the layers, causal attention, the speaker
+ * projection and the speech head of the last row. */
+static bench_work gpt2_prefill_work(const vx_t3_gpt2 *t, double L0) {
+    double bytes, macs;
+    gpt2_layer_sums(t, &bytes, &macs);
+    const double kv_pos = 2.0 * t->n_layers * t->dim * sizeof(float); /* f32 K and V, all layers */
+    const double qk_pv = 4.0 * t->n_layers * t->n_heads * t->head_dim;   /* attention FLOPs per position */
+    bench_work w;
+    w.bytes = bytes + bench_mat_bytes(&t->speech_head) + bench_mat_bytes(&t->spkr_enc) + L0 * kv_pos;
+    w.flops = 2 * (L0 * macs + bench_mat_macs(&t->speech_head) + bench_mat_macs(&t->spkr_enc)) +
+              qk_pv * L0 * (L0 + 1) / 2;
+    w.bf16 = t->n_layers > 0 && t->layers[0].attn.act_bf16;
+    return w;
+}
+
+/* One English / Multilingual T3 decode step of nseq rows at ctx positions: the stack, the speech
+ * head for every row, one speech-embedding and one position row (the rows share the token). */
+static bench_work t3_decode_work(const vx_t3 *t3, int nseq, double ctx) {
+    bench_work w = bench_tf_decode(&t3->tf, nseq, ctx, (double)vx_kv_bytes_per_token(&t3->tf));
+    w.bytes += bench_mat_bytes(&t3->speech_head) + bench_mat_row_bytes(&t3->speech_emb) +
+               bench_mat_row_bytes(&t3->speech_pos);
+    w.flops += 2.0 * nseq * bench_mat_macs(&t3->speech_head);
+    return w;
+}
+
+/* The English / Multilingual T3 prefill of L0 positions of nseq rows: the stack, the speech head of
+ * each row's last position, and the conditioning encoder (speaker projection; the perceiver's
+ * cross-attention of its n_query queries to the n_prompt prompt rows, then its self-attention). */
+static bench_work t3_prefill_work(const vx_t3 *t3, int nseq, double L0, int n_prompt) {
+    bench_work w = bench_tf_prefill(&t3->tf, nseq, 0, L0, (double)vx_kv_bytes_per_token(&t3->tf));
+    const vx_mat *enc[5] = {&t3->spkr_enc, &t3->to_q, &t3->to_k, &t3->to_v, &t3->proj_out};
+    for (int i = 0; i < 5; i++) w.bytes += bench_mat_bytes(enc[i]);
+    w.bytes += bench_mat_bytes(&t3->speech_head);
+    const double nq = t3->n_query;
+    w.flops += 2.0 * nseq * bench_mat_macs(&t3->speech_head) + 2.0 * bench_mat_macs(&t3->spkr_enc) +
+               2.0 * (2 * nq * (bench_mat_macs(&t3->to_q) + bench_mat_macs(&t3->proj_out)) +
+                      (n_prompt + nq) * (bench_mat_macs(&t3->to_k) + bench_mat_macs(&t3->to_v)));
+    return w;
 }
 
 /* Turbo / Nano T3 (GPT-2 backbone, batch 1, no CFG) on synthetic weights: prefill of
@@ -92,9 +167,14 @@ static vocis_status gpt2_run_once(void *ctx, int tokens, tok_timer *tt, vx_err *
     return st;
 }
 
+/* context > 0: the voice prompt is lengthened (or shortened) so that the prefill holds `context`
+ * positions; else the 375 tokens of a 15 s reference. */
 static int bench_t3_gpt2(int variant, vx_dtype dt, const char *dtype, int prec, int tokens, int text_len,
-                         int threads, int reps) {
-    enum { PROMPT = 375 };
+                         int threads, int reps, int context, const bench_limits *lim) {
+    const int n_prompt = context > 0 ? context - text_len - 2 : 375;
+    if (n_prompt < 1)
+        return cli_error("bench", "--context %d leaves no room for the voice prompt (text %d + 2 positions)", context,
+                         text_len), 2;
     vx_err err = {0};
     vx_t3_gpt2 t;
     double t0 = vx_now_s();
@@ -102,31 +182,37 @@ static int bench_t3_gpt2(int variant, vx_dtype dt, const char *dtype, int prec, 
     if (st) return cli_error("bench", "%s", err.msg);
     t.cfg.stop_speech_token = -1; /* every run makes exactly `tokens` tokens */
     const double t_load = vx_now_s() - t0;
+    const int L0 = vx_t3_gpt2_cond_len(n_prompt) + text_len + 1;
+    if (context > 0 && L0 + tokens > t.wpe.rows) {
+        vx_t3_gpt2_free(&t);
+        return cli_error("bench", "%d prefill positions + %d tokens exceed the %lld positions of the model", L0,
+                         tokens, (long long)t.wpe.rows), 2;
+    }
     float *spk = calloc((size_t)t.speaker_dim, sizeof(float));
-    int64_t prompt[PROMPT];
+    int64_t *prompt = malloc(sizeof(int64_t) * (size_t)n_prompt);
     int32_t *text = malloc(sizeof(int32_t) * (size_t)text_len);
     double *pf = calloc((size_t)reps, sizeof(double)), *dec = calloc((size_t)reps, sizeof(double));
-    if (!spk || !text || !pf || !dec) {
-        free(spk), free(text), free(pf), free(dec);
+    if (!spk || !prompt || !text || !pf || !dec) {
+        free(spk), free(prompt), free(text), free(pf), free(dec);
         vx_t3_gpt2_free(&t);
         return cli_error("bench", "out of memory");
     }
-    bench_t3_request(spk, t.speaker_dim, prompt, PROMPT, text, text_len, -1, -1);
+    bench_t3_request(spk, t.speaker_dim, prompt, n_prompt, text, text_len, -1, -1);
     printf("model: synthetic %s T3 (GPT-2), %d layers, hidden %d, %d heads, %s weights, %d threads\n",
            bench_variant_name(variant), t.n_layers, t.dim, t.n_heads, dtype, threads);
     printf("precision: %s (matrices computed as %s)\n", vx_precision_name(prec), vx_dtype_name(t.layers[0].attn.dtype));
     printf("load: %.2f s\n", t_load);
     fflush(stdout);
-    gpt2_run g = {&t, spk, prompt, PROMPT, text, text_len, threads};
+    gpt2_run g = {&t, spk, prompt, n_prompt, text, text_len, threads};
     int steps = 0;
     st = t3_time_reps(gpt2_run_once, &g, tokens, reps, pf, dec, &steps, &err);
     if (!st) {
-        const int L0 = vx_t3_gpt2_cond_len(PROMPT) + text_len + 1;
-        t3_print_reps(pf, dec, reps, L0, steps, "1 row, no CFG", "batch-1");
+        t3_print_reps(pf, dec, reps, L0, steps, "1 row, no CFG", "batch-1", lim, gpt2_prefill_work(&t, L0),
+                      gpt2_decode_work(&t, L0 + (steps + 1) / 2.0));
         printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
         printf("rss_now: %.0f MiB\n", bench_rss_now_mib());
     }
-    free(spk), free(text), free(pf), free(dec);
+    free(spk), free(prompt), free(text), free(pf), free(dec);
     vx_t3_gpt2_free(&t);
     if (st) return cli_error("bench", "%s", err.msg);
     return 0;
@@ -154,7 +240,7 @@ static vocis_status t3_run_once(void *ctx, int tokens, tok_timer *tt, vx_err *er
 }
 
 static int bench_t3(int argc, char **argv) {
-    int synthetic = 0, tokens = 200, threads = 0, text_len = 40, reps = 5, no_cfg = 0;
+    int synthetic = 0, tokens = 200, threads = 0, text_len = 40, reps = 5, no_cfg = 0, context = 0, no_limits = 0;
     const char *dtype = "f32", *model = NULL, *precision = NULL, *variant_s = NULL, *kv_s = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions", 0, -1},
@@ -170,6 +256,10 @@ static int bench_t3(int argc, char **argv) {
          100},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
         {"--no-cfg", CLI_FLAG, &no_cfg, "one row per step (cfg_weight 0) instead of the CFG pair", 0, -1},
+        {"--context", CLI_INT, &context,
+         "positions cached before the timed decode steps: the prefill's length, made up with text tokens (GPT-2: "
+         "voice prompt tokens; default: the request's own length)", 1, 65536},
+        {"--no-limits", CLI_FLAG, &no_limits, BENCH_NO_LIMITS_HELP, 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench t3 (--synthetic | --model DIR) [options]\n\n"
@@ -177,7 +267,8 @@ static int bench_t3(int argc, char **argv) {
                       "cached decode steps of the pair (one step = one speech token). --variant turbo|nano:\n"
                       "the GPT-2 T3, batch 1 without CFG (376 conditioning + text + 1 BOS positions).\n"
                       "Synthetic runs disable the stop token, so exactly --tokens tokens are drawn.\n"
-                      "Each figure is the median of --reps generations, followed by (min, max, n).");
+                      "Each figure is the median of --reps generations, followed by (min, max, n), the bytes\n"
+                      "and FLOPs of one unit and the fraction of the limit that binds it (measured first).");
     if (r) return r == 1 ? 0 : 2;
     const int variant = bench_parse_variant(variant_s);
     if (variant < 0) return cli_error("bench", "--variant must be english, mtl, turbo or nano"), 2;
@@ -195,8 +286,10 @@ static int bench_t3(int argc, char **argv) {
     if (threads <= 0) threads = vx_default_threads();
     if (no_cfg && (variant == BENCH_TURBO || variant == BENCH_NANO))
         return cli_error("bench", "--no-cfg: the GPT-2 T3 (turbo, nano) always runs one row without CFG"), 2;
+    bench_limits lim;
+    bench_limits_measure(&lim, threads, no_limits);
     if (variant == BENCH_TURBO || variant == BENCH_NANO)
-        return bench_t3_gpt2(variant, dt, dtype, prec, tokens, text_len, threads, reps);
+        return bench_t3_gpt2(variant, dt, dtype, prec, tokens, text_len, threads, reps, context, &lim);
 
     vx_err err = {0};
     vx_cb_config cfg;
@@ -220,6 +313,15 @@ static int bench_t3(int argc, char **argv) {
     if (st != VOCIS_OK) return cli_error("bench", "%s", err.msg);
     double t_load = vx_now_s() - t0;
     vx_tf_set_kv(&t3.tf, kvc == VOCIS_KV_BF16 ? VX_KV_BF16 : VX_KV_F32);
+    if (context > 0) { /* prefill = conditioning + start + text + stop + 2 BOS positions */
+        const int with_prompt = vx_t3_cond_len(&t3, &(vx_t3_cond){NULL, (const int64_t[]){0}, 1, 0.5f});
+        text_len = context - with_prompt - 4;
+        if (text_len < 1 || text_len + 2 > t3.text_pos.rows) {
+            vx_t3_free(&t3);
+            return cli_error("bench", "--context must be in [%d, %lld] for this T3", with_prompt + 5,
+                             (long long)t3.text_pos.rows + with_prompt + 2), 2;
+        }
+    }
 
     float *spk = calloc((size_t)t3.speaker_dim, sizeof(float));
     int64_t prompt[150];
@@ -244,8 +346,9 @@ static int bench_t3(int argc, char **argv) {
     st = t3_time_reps(t3_run_once, &q, tokens, reps, pf, dec, &steps, &err);
     if (!st) {
         /* prefill positions: conditioning, start + text + stop, BOS twice */
-        t3_print_reps(pf, dec, reps, vx_t3_cond_len(&t3, &c) + text_len + 4, steps, no_cfg ? "1 row" : "2 CFG rows",
-                      no_cfg ? "single-row" : "CFG-pair");
+        const int L0 = vx_t3_cond_len(&t3, &c) + text_len + 4, nseq = no_cfg ? 1 : 2;
+        t3_print_reps(pf, dec, reps, L0, steps, no_cfg ? "1 row" : "2 CFG rows", no_cfg ? "single-row" : "CFG-pair",
+                      &lim, t3_prefill_work(&t3, nseq, L0, 150), t3_decode_work(&t3, nseq, L0 + (steps + 1) / 2.0));
         if (steps + 1 < tokens) printf("note: generation stopped at the stop token after %d steps\n", steps + 1);
         printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
         printf("rss_now: %.0f MiB\n", bench_rss_now_mib());
@@ -289,6 +392,15 @@ static vocis_status time_decode(const vx_vv_lm *lm, int nseq, int64_t ctx, int t
     return st;
 }
 
+/* One decode step of time_decode: the stack for nseq sequences at ctx positions, and the 4 rows
+ * of the LM head that the loop's logits read (the same ids for every sequence). */
+static bench_work qwen2_decode_work(const vx_vv_lm *lm, int nseq, double ctx) {
+    bench_work w = bench_tf_decode(&lm->tf, nseq, ctx, (double)vx_kv_bytes_per_token(&lm->tf));
+    w.bytes += 4 * bench_mat_row_bytes(&lm->lm_head);
+    w.flops += 2.0 * nseq * 4 * (double)lm->lm_head.cols;
+    return w;
+}
+
 static int bench_qwen2(int argc, char **argv) {
     const char *size = NULL, *dtype = "bf16", *kv_s = NULL;
     int threads = 0, no_long = 0, kvc;
@@ -310,6 +422,8 @@ static int bench_qwen2(int argc, char **argv) {
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
     if (threads <= 0) threads = vx_default_threads();
+    bench_limits lim;
+    bench_limits_measure(&lim, threads, 0);
     vx_err err = {0};
     vx_vv_config cfg;
     vx_weights *w = NULL;
@@ -339,7 +453,11 @@ static int bench_qwen2(int argc, char **argv) {
         for (int64_t j = 0; j < plen[i] * lm.tf.dim; j++) x[j] = 0.01f * (float)(j % 23 - 11);
         double t1 = vx_now_s();
         st = vx_tf_forward(&lm.tf, &kv, NULL, 1, plen[i], x, threads, NULL, NULL, &err);
-        if (!st) printf("prefill_%lld: %.1f tokens/s\n", (long long)plen[i], plen[i] / (vx_now_s() - t1));
+        const double t_prefill = vx_now_s() - t1;
+        char note[256];
+        const bench_work pw = bench_tf_prefill(&lm.tf, 1, 0, (double)plen[i], (double)vx_kv_bytes_per_token(&lm.tf));
+        bench_limit_note(note, sizeof note, &lim, bench_work_scale(pw, 1.0 / plen[i]), "position", t_prefill / plen[i]);
+        if (!st) printf("prefill_%lld: %.1f tokens/s (%s)\n", (long long)plen[i], plen[i] / t_prefill, note);
         fflush(stdout);
         vx_kv_free(&kv);
         free(x);
@@ -349,8 +467,12 @@ static int bench_qwen2(int argc, char **argv) {
         for (int nseq = 1; nseq <= 2 && !st; nseq++) {
             if (no_long && ctx[c] > 1024) continue;
             double sps;
-            if (!(st = time_decode(&lm, nseq, ctx[c], threads, &sps, &err)))
-                printf("decode_%dseq_ctx%lldk: %.2f steps/s\n", nseq, (long long)ctx[c] / 1024, sps);
+            if (!(st = time_decode(&lm, nseq, ctx[c], threads, &sps, &err))) {
+                char note[256];
+                bench_limit_note(note, sizeof note, &lim, qwen2_decode_work(&lm, nseq, (double)ctx[c] + 1), "step",
+                                 1 / sps);
+                printf("decode_%dseq_ctx%lldk: %.2f steps/s (%s)\n", nseq, (long long)ctx[c] / 1024, sps, note);
+            }
             fflush(stdout);
         }
     if (!st) {

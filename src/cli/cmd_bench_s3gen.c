@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "base/threads.h"
+#include "cli/bench_limits.h"
 #include "cli/bench_util.h"
 #include "cli/cli.h"
 #include "kernels/precision.h"
@@ -186,12 +187,54 @@ static cfm_flops cfm_step_flops(const vx_s3gen_flow_dims *d, int64_t L, int64_t 
     return f;
 }
 
+/* Sums over the weight matrices (tensors of 2 or more dims; a conv's [out][in][k] counts k·in·out
+ * multiply-adds per output frame) of the flow whose names start with `prefix`: the bytes at elem
+ * bytes a value (the dtype they are computed in) and the multiply-adds of `rows` input rows each;
+ * rows_of (may be NULL) picks the row count per tensor name instead. */
+static void flow_weight_sums(const vx_weights *w, const char *prefix, double elem, double rows,
+                             double (*rows_of)(const char *name, void *ctx), void *ctx, bench_work *work) {
+    const size_t np = strlen(prefix);
+    for (int i = 0; i < vx_weights_count(w); i++) {
+        const char *name = vx_weights_name(w, i);
+        const vx_tensor *t = vx_weights_tensor(w, i);
+        if (strncmp(name, prefix, np) || !t || t->ndim < 2) continue;
+        const double n = (double)vx_numel(t);
+        work->bytes += elem * n;
+        work->flops += 2 * n * (rows_of ? rows_of(name, ctx) : rows);
+    }
+}
+
+/* The encoder's rows: T tokens through embed, pre-lookahead and the first conformer stack; L =
+ * up_stride·T frames from the upsampler on; relative-position projections run on 2n − 1 rows. */
+typedef struct enc_rows {
+    double T, L;
+} enc_rows;
+
+static double encoder_rows_of(const char *name, void *ctx) {
+    const enc_rows *r = ctx;
+    const int up = strstr(name, "up_encoders.") || strstr(name, "up_layer.") || strstr(name, "up_embed.") ||
+                   !strncmp(name, "flow.encoder_proj", 17);
+    const double n = up ? r->L : r->T;
+    return strstr(name, "linear_pos") ? 2 * n - 1 : n;
+}
+
+/* The flow encoder on T tokens (its matrices, then the conformers' attention: QKᵀ, the
+ * relative-position term Q·Pᵀ and P·V over all n rows of each layer) and encoder_proj. */
+static bench_work encoder_work(const vx_weights *w, const vx_s3gen_flow_dims *d, double T, double elem, int bf16) {
+    enc_rows r = {T, T * (double)d->up_stride};
+    bench_work work = {0, 0, bf16};
+    flow_weight_sums(w, "flow.encoder", elem, 0, encoder_rows_of, &r, &work); /* also flow.encoder_proj */
+    work.flops += 2.0 * 3 * (double)d->enc_dim * ((double)d->n_enc * T * T + (double)d->n_up * r.L * r.L);
+    return work;
+}
+
 int bench_s3gen(int argc, char **argv) {
-    int synthetic = 0, threads = 0, steps = 0, reps = 3;
+    int synthetic = 0, threads = 0, steps = 0, reps = 3, no_limits = 0;
     float seconds = 4.0f, prompt_s = 10.0f;
     const char *dtype = "f32", *precision = NULL, *variant_s = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions (required)", 0, -1},
+        {"--no-limits", CLI_FLAG, &no_limits, BENCH_NO_LIMITS_HELP, 0, -1},
         {"--variant", CLI_STR, &variant_s, BENCH_VARIANT_HELP "; mtl has the English S3Gen, turbo and nano the "
          "MeanFlow one", 0, -1},
         {"--seconds", CLI_FLOAT, &seconds, "generated audio in seconds, 25 speech tokens each (4)", 0.04, 600},
@@ -221,6 +264,8 @@ int bench_s3gen(int argc, char **argv) {
     if (variant < 0) return cli_error("bench", "--variant must be english, mtl, turbo or nano"), 2;
     const int meanflow = variant == BENCH_TURBO || variant == BENCH_NANO;
     if (steps <= 0) steps = meanflow ? 2 : 10;
+    bench_limits lim;
+    bench_limits_measure(&lim, threads, no_limits);
 
     vx_err err = {0};
     acoustic a;
@@ -243,6 +288,17 @@ int bench_s3gen(int argc, char **argv) {
     for (int64_t i = 0; i < n; i++) tok[i] = (i * 577 + 11) % d->vocab;
     const int64_t L = d->up_stride * (a.np + n), B = meanflow ? 1 : 2;
     const cfm_flops fl = cfm_step_flops(d, L, B);
+    /* the flow's matrices as computed (bf16 copies under bf16 / q8), read at least once a step */
+    const int flow_prec = vx_precision_resolve_part(prec, VX_PART_FLOW);
+    const int flow_bf16 = flow_prec == VX_PREC_BF16 || flow_prec == VX_PREC_Q8; /* act_bf16 (kernels/precision.c) */
+    const double elem = (double)vx_dtype_size(computed_dtype(dt, prec));
+    bench_work cfm_work = {0, fl.total, flow_bf16};
+    flow_weight_sums(a.flow_w, "flow.decoder.", elem, 0, NULL, NULL, &cfm_work);
+    const int64_t enc_tokens = a.np + n;
+    const bench_work enc_work = encoder_work(a.flow_w, d, (double)enc_tokens, elem, flow_bf16);
+    double hift_macs, hift_bytes; /* per mel frame; weights per call */
+    vx_hift_work(a.hift, &hift_macs, &hift_bytes);
+    const int hift_bf16 = a.hift->bf16;
     printf("model: synthetic %s S3Gen %sflow (%s weights) + HiFT (f32), %d threads\n", bench_variant_name(variant),
            meanflow ? "MeanFlow " : "", dtype, threads);
     printf("precision: %s (flow matrices computed as %s; HiFT %s)\n",
@@ -277,14 +333,21 @@ int bench_s3gen(int argc, char **argv) {
         return cli_error("bench", "%s", err.msg);
     }
     printf("audio: %.2f s\n", (double)samples / VX_HIFT_SR);
-    bench_print_stats("encoder", tv, reps, 1e3, 1, "ms", NULL);
-    bench_print_stats("cfm_step", tv + reps, reps, 1e3, 1, "ms", NULL);
+    char note[256];
+    bench_limit_note(note, sizeof note, &lim, enc_work, "run", bench_stats_of(tv, reps).median);
+    bench_print_stats("encoder", tv, reps, 1e3, 1, "ms", "%lld tokens; %s", (long long)enc_tokens, note);
+    bench_limit_note(note, sizeof note, &lim, cfm_work, "step", bench_stats_of(tv + reps, reps).median);
+    bench_print_stats("cfm_step", tv + reps, reps, 1e3, 1, "ms", "%s", note);
     printf("cfm_gflop_per_step: %.1f GFLOP (%lld frames x %lld rows: linears %.1f, convs %.1f, attention %.1f)\n",
            1e-9 * fl.total, (long long)L, (long long)B, 1e-9 * fl.linear, 1e-9 * fl.conv, 1e-9 * fl.attention);
     bench_print_stats("cfm_gflops", tv + 2 * reps, reps, 1e-9, 1, "GFLOP/s", "cfm_gflop_per_step / cfm_step");
     bench_print_stats("flow", tv + 3 * reps, reps, 1e3, 1, "ms", NULL);
     bench_print_stats("hift", tv + 4 * reps, reps, 1e3, 1, "ms", NULL);
-    bench_print_stats("hift_ms_per_s", tv + 5 * reps, reps, 1e3, 1, "ms", "HiFT time per second of audio");
+    const double audio_s = (double)samples / VX_HIFT_SR, frames_per_s = (double)VX_HIFT_SR / VX_HIFT_HOP;
+    /* per second of audio: the convs at 50 mel frames a second, the weights once per call */
+    const bench_work hift_work = {audio_s > 0 ? hift_bytes / audio_s : 0, 2 * hift_macs * frames_per_s, hift_bf16};
+    bench_limit_note(note, sizeof note, &lim, hift_work, "audio_s", bench_stats_of(tv + 5 * reps, reps).median);
+    bench_print_stats("hift_ms_per_s", tv + 5 * reps, reps, 1e3, 1, "ms", "HiFT time per second of audio; %s", note);
     bench_print_stats("rtf", tv + 6 * reps, reps, 1, 3, "", "(flow + HiFT) / audio");
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
     free(tv);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/threads.h"
+#include "cli/bench_limits.h"
 #include "cli/bench_util.h"
 #include "cli/cli.h"
 #include "kernels/precision.h"
@@ -19,8 +20,67 @@
 #include "models/vibevoice/lm.h"
 #include "models/vibevoice/vae.h"
 
-/* median (min, max) of v[0..n) seconds, in ms */
-static void print_ms(const char *name, const double *v, int n) { bench_print_stats(name, v, n, 1e3, 1, "ms", NULL); }
+/* median (min, max) of v[0..n) seconds, in ms, with the work of one of them */
+static void print_ms(const char *name, const double *v, int n, const bench_limits *lim, bench_work w) {
+    char note[256];
+    bench_limit_note(note, sizeof note, lim, w, "frame", bench_stats_of(v, n).median);
+    bench_print_stats(name, v, n, 1e3, 1, "ms", "%s", note);
+}
+
+/* shared with cmd_bench_rt.c */
+bench_work bench_vv_diffusion_work(const vx_vv_diffhead *h, int steps);
+bench_work bench_vv_vae_work(const vx_vv_vae *v, int decoder);
+
+static void add_mat(bench_work *w, const vx_mat *m, double reads, double rows) {
+    w->bytes += reads * bench_mat_bytes(m);
+    w->flops += 2 * rows * bench_mat_macs(m);
+}
+
+/* vx_vv_sample_latent of `steps` DPM-Solver steps with CFG: the condition projection of both rows
+ * once; the timestep MLP and the modulations (adaLN) of all steps x 2 rows in one batched call
+ * (weights read once; the sampler repeats that call per 20 steps, not counted); then per step the
+ * x-dependent body of both rows together (its weights read once per step). */
+bench_work bench_vv_diffusion_work(const vx_vv_diffhead *h, int steps) {
+    bench_work w = {0, 0, h->x_proj.act_bf16};
+    add_mat(&w, &h->cond_proj, 1, 2);
+    add_mat(&w, &h->t_mlp0, 1, steps);
+    add_mat(&w, &h->t_mlp2, 1, steps);
+    add_mat(&w, &h->final_ada, 1, 2.0 * steps);
+    add_mat(&w, &h->x_proj, steps, 2.0 * steps);
+    add_mat(&w, &h->final_linear, steps, 2.0 * steps);
+    for (int i = 0; i < h->n_layers; i++) {
+        const vx_vv_head_layer *ly = &h->layers[i];
+        add_mat(&w, &ly->ada, 1, 2.0 * steps);
+        add_mat(&w, &ly->gate, steps, 2.0 * steps);
+        add_mat(&w, &ly->up, steps, 2.0 * steps);
+        add_mat(&w, &ly->down, steps, 2.0 * steps);
+    }
+    return w;
+}
+
+/* one decode (decoder = 1) or encode step of a σ-VAE */
+bench_work bench_vv_vae_work(const vx_vv_vae *v, int decoder) {
+    bench_work w;
+    double macs;
+    vx_vv_vae_step_work(v, decoder, &w.bytes, &macs, &w.bf16);
+    w.flops = 2 * macs;
+    return w;
+}
+
+static bench_work connectors_work(const vx_vv_connector *a, const vx_vv_connector *b) {
+    bench_work w = {0, 0, a->fc1.act_bf16};
+    const vx_vv_connector *c[2] = {a, b};
+    for (int i = 0; i < 2; i++) add_mat(&w, &c[i]->fc1, 1, 1), add_mat(&w, &c[i]->fc2, 1, 1);
+    return w;
+}
+
+/* the LM pair step at ctx positions: the stack for both sequences, the 4 LM-head rows of the logits */
+static bench_work lm_pair_work(const vx_vv_lm *lm, double ctx) {
+    bench_work w = bench_tf_decode(&lm->tf, 2, ctx, (double)vx_kv_bytes_per_token(&lm->tf));
+    w.bytes += 4 * bench_mat_row_bytes(&lm->lm_head);
+    w.flops += 2.0 * 4 * (double)lm->lm_head.cols;
+    return w;
+}
 
 typedef struct vv_parts {
     vx_vv_config cfg;
@@ -67,11 +127,12 @@ static vocis_status parts_new(vv_parts *p, const char *size, vx_dtype dt, int pr
     return st;
 }
 
-int bench_vv_realtime(int threads, int frames, int steps, const char *dtype); /* cmd_bench_rt.c */
+/* cmd_bench_rt.c */
+int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, const bench_limits *lim);
 
 int bench_vibevoice(int argc, char **argv) {
     const char *size = NULL, *dtype = "bf16", *kv_s = NULL, *precision = NULL;
-    int threads = 0, frames = 12, steps = 0, ctx = 1024, prefill = 512, kvc, prec;
+    int threads = 0, frames = 12, steps = 0, ctx = 1024, prefill = 512, kvc, prec, no_limits = 0;
     const cli_opt opts[] = {
         {"--synthetic", CLI_STR, &size, "random weights at the dims of VibeVoice 1.5b, 7b or realtime-0.5b (required)",
          0, -1},
@@ -83,13 +144,15 @@ int bench_vibevoice(int argc, char **argv) {
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
         {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
+        {"--no-limits", CLI_FLAG, &no_limits, BENCH_NO_LIMITS_HELP, 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench vibevoice --synthetic 1.5b|7b [--frames N] [--diffusion-steps N]\n"
                       "                             [--context N] [--threads N]\n\n"
                       "Per-frame time of VibeVoice's generation loop (LM pair step, diffusion, acoustic decode,\n"
                       "semantic encode, connectors) and rtf = frame time / 133 ms, on random weights at the\n"
-                      "release's dimensions; plus encoding a 10 s voice and the prompt prefill.");
+                      "release's dimensions; plus encoding a 10 s voice and the prompt prefill. Each part also\n"
+                      "prints its bytes and FLOPs per frame and the fraction of the limit that binds it.");
     if (r) return r == 1 ? 0 : 2;
     if (!size) return cli_error("bench vibevoice", "--synthetic 1.5b|7b|realtime-0.5b is required"), 2;
     if (cli_kv("bench vibevoice", kv_s, &kvc)) return 2;
@@ -97,11 +160,14 @@ int bench_vibevoice(int argc, char **argv) {
     prec = vx_precision_resolve(prec);
     if (kvc == VOCIS_KV_BF16 && !strcmp(size, "realtime-0.5b"))
         return cli_error("bench vibevoice", "--kv bf16 is not available for realtime-0.5b"), 2;
-    if (!strcmp(size, "realtime-0.5b")) return bench_vv_realtime(threads, frames < 24 ? 24 : frames, steps ? steps : 5, dtype);
-    if (!steps) steps = 10;
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench vibevoice", "--dtype must be bf16, f16 or f32"), 2;
     if (threads <= 0) threads = vx_default_threads();
+    bench_limits lim;
+    bench_limits_measure(&lim, threads, no_limits);
+    if (!strcmp(size, "realtime-0.5b"))
+        return bench_vv_realtime(threads, frames < 24 ? 24 : frames, steps ? steps : 5, dtype, &lim);
+    if (!steps) steps = 10;
 
     vx_err err = {0};
     vv_parts p;
@@ -172,14 +238,20 @@ int bench_vibevoice(int argc, char **argv) {
     static const char *const names[5] = {"lm_pair_step", "diffusion", "acoustic_decode", "semantic_encode",
                                          "connectors"};
     double *total = tv + (size_t)n_parts * frames;
+    /* the LM caches hold ctx + 1 (warm-up) + f positions before frame f's step */
+    const bench_work work[5] = {lm_pair_work(&p.lm, ctx + 2 + (frames - 1) / 2.0),
+                                bench_vv_diffusion_work(p.head, steps), bench_vv_vae_work(p.acoustic, 1),
+                                bench_vv_vae_work(p.semantic, 0), connectors_work(&p.ac, &p.se)};
     char label[64];
     for (int k = 0; k < n_parts; k++) {
         snprintf(label, sizeof label, "%s", names[k]);
         if (k == 0) snprintf(label, sizeof label, "lm_pair_step_ctx%d", ctx);
         else if (k == 1) snprintf(label, sizeof label, "diffusion_%dsteps", steps);
-        print_ms(label, tv + (size_t)k * frames, frames);
+        print_ms(label, tv + (size_t)k * frames, frames, &lim, work[k]);
     }
-    print_ms("frame", total, frames);
+    char note[256];
+    bench_limit_note_parts(note, sizeof note, &lim, work, n_parts, "frame", bench_stats_of(total, frames).median);
+    bench_print_stats("frame", total, frames, 1e3, 1, "ms", "%s", note);
     bench_print_stats("rtf", total, frames, 24000.0 / hop, 2, "", "frame time / 133.3 ms");
     fflush(stdout);
 
@@ -200,7 +272,11 @@ int bench_vibevoice(int argc, char **argv) {
     vx_kv_reset(&kv, 0);
     a = vx_now_s();
     if ((st = vx_tf_forward(tf, &kv, (const int[]){0}, 1, prefill, x, threads, NULL, NULL, &err))) goto done;
-    printf("prefill_%d: %.1f tokens/s\n", prefill, prefill / (vx_now_s() - a));
+    const double t_prefill = vx_now_s() - a;
+    bench_limit_note(note, sizeof note, &lim,
+                     bench_work_scale(bench_tf_prefill(tf, 1, 0, prefill, (double)vx_kv_bytes_per_token(tf)),
+                                      1.0 / prefill), "position", t_prefill / prefill);
+    printf("prefill_%d: %.1f tokens/s (%s)\n", prefill, prefill / t_prefill, note);
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
 done:
     free(tv), free(pair), free(hp), free(hn), free(lat), free(pcm), free(sem), free(e1), free(e2);

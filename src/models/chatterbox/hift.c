@@ -808,3 +808,34 @@ void vx_trim_fade(float *wav, int64_t n) {
     vx_trim_fade_window(fade);
     for (int64_t i = 0; i < n && i < VX_TRIM_FADE_LEN; i++) wav[i] *= fade[i];
 }
+
+/* ================================================================ work counts (benchmarks) */
+
+/* one conv's multiply-adds per output position (transposed: per input position) and its bytes */
+static void conv_work(const vx_hift_conv *c, double rate, double *macs, double *bytes) {
+    *macs += rate * (double)c->cin * (double)c->cout * (double)c->k;
+    *bytes += (double)c->cin * (double)c->cout * (double)c->k * (c->m.data ? vx_dtype_size(c->m.dtype) : sizeof(float));
+}
+
+static void resblock_work(const vx_hift_resblock *rb, double rate, double *macs, double *bytes) {
+    for (int j = 0; j < VX_HIFT_NDIL; j++) {
+        conv_work(&rb->c1[j], rate, macs, bytes);
+        conv_work(&rb->c2[j], rate, macs, bytes);
+    }
+}
+
+void vx_hift_work(const vx_hift *h, double *macs_per_frame, double *weight_bytes) {
+    double m = 0, b = 0, rate = 1; /* positions per mel frame at the current stage */
+    for (int i = 0; i < VX_HIFT_NCONDNET; i++) conv_work(&h->condnet[i], 1, &m, &b);
+    conv_work(&h->conv_pre, 1, &m, &b);
+    for (int i = 0; i < VX_HIFT_NSTAGES; i++) {
+        conv_work(&h->ups[i], rate, &m, &b);
+        rate *= (double)UP_RATES[i];
+        conv_work(&h->source_downs[i], rate, &m, &b);
+        resblock_work(&h->source_rb[i], rate, &m, &b);
+        for (int j = 0; j < VX_HIFT_NKERNELS; j++) resblock_work(&h->rb[i * VX_HIFT_NKERNELS + j], rate, &m, &b);
+    }
+    conv_work(&h->conv_post, rate, &m, &b);
+    *macs_per_frame = m;
+    *weight_bytes = b;
+}

@@ -82,6 +82,10 @@ vocis_status vx_hift_random(int64_t base, int64_t f0_ch, uint64_t seed, vx_hift 
  * Going back to exact after a conversion is refused. */
 vocis_status vx_hift_set_precision(vx_hift *h, int precision, vx_err *err);
 void vx_hift_free(vx_hift *h);
+/* For benchmarks: the multiply-adds of the generator's convolutions per mel frame (f0 predictor,
+ * conv_pre, the upsamplers, the source branch and all ResBlocks at their stage's rate, conv_post;
+ * the STFTs and element-wise work not counted), and the bytes of its matrices as computed. */
+void vx_hift_work(const vx_hift *h, double *macs_per_frame, double *weight_bytes);
 
 /* f0 [tm] (Hz) from mel [in_ch][tm]. */
 vocis_status vx_hift_f0(const vx_hift *h, const float *mel, int64_t tm, float *f0, int nthreads, vx_err *err);

@@ -904,3 +904,53 @@ vocis_status vx_vv_vae_encode_step(const vx_vv_vae *v, vx_vv_vae_stream *s, cons
     VX_TRY(net_run(v, &v->enc, s->est, audio, v->cfg.hop, mean, &to, &s->S, nthreads < 1 ? 1 : nthreads, NULL, err));
     return VOCIS_OK;
 }
+
+/* ------------------------------------------------------------------ work counts (benchmarks) */
+
+static double mat_bytes(const vx_mat *m) {
+    const double row = m->dtype == VX_Q8 ? (double)vx_q8_row_bytes(m->cols) : (double)m->cols * vx_dtype_size(m->dtype);
+    return (double)m->rows * row;
+}
+
+/* conv_run on T input rows: returns To; adds its weight and state reads and multiply-adds */
+static int64_t conv_work(const conv *c, int64_t T, double *bytes, double *macs) {
+    const int64_t To = (T + (c->s - T % c->s) % c->s) / c->s;
+    *bytes += (double)((c->k - c->s) * c->cin) * sizeof(float);
+    if (c->dw) {
+        *bytes += (double)(c->k * c->cin) * sizeof(float);
+        *macs += (double)To * (double)(c->k * c->cin);
+    } else {
+        const int64_t R = tile_rows(c->k * c->cin);
+        *bytes += (double)((To + R - 1) / R) * mat_bytes(&c->w);
+        *macs += (double)To * (double)c->w.rows * (double)c->w.cols;
+    }
+    return To;
+}
+
+void vx_vv_vae_step_work(const vx_vv_vae *v, int decoder, double *bytes, double *macs, int *bf16) {
+    *bytes = *macs = 0;
+    *bf16 = 0;
+    const net *n = decoder ? &v->dec : &v->enc;
+    if (decoder ? !v->has_dec : !v->has_enc) return;
+    *bf16 = n->stem.w.act_bf16;
+    int64_t T = conv_work(&n->stem, decoder ? 1 : v->cfg.hop, bytes, macs);
+    for (int i = 0; i < n->nst; i++) {
+        if (i > 0 && n->dec) {
+            const convtr *c = &n->up[i];
+            const int64_t R = tile_rows(c->k * c->cout);
+            *bytes += (double)((T + R - 1) / R) * mat_bytes(&c->w) + (double)((c->k - c->s) * c->cout) * sizeof(float);
+            *macs += (double)T * (double)c->w.rows * (double)c->w.cols;
+            T *= c->s;
+        } else if (i > 0) {
+            T = conv_work(&n->down[i], T, bytes, macs);
+        }
+        for (int j = 0; j < n->depth[i]; j++) {
+            const block *b = &n->blk[i][j];
+            conv_work(&b->mix, T, bytes, macs);
+            const int64_t R = ffn_rows(b->h), tiles = (T + R - 1) / R;
+            *bytes += (double)tiles * (mat_bytes(&b->l1) + mat_bytes(&b->l2));
+            *macs += (double)T * ((double)b->l1.rows * b->l1.cols + (double)b->l2.rows * b->l2.cols);
+        }
+    }
+    conv_work(&n->head, T, bytes, macs);
+}

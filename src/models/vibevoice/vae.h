@@ -100,4 +100,10 @@ vocis_status vx_vv_vae_decode_step(const vx_vv_vae *v, vx_vv_vae_stream *s, cons
 vocis_status vx_vv_vae_encode_step(const vx_vv_vae *v, vx_vv_vae_stream *s, const float *audio, float *mean,
                                    int nthreads, vx_err *err);
 
+/* The work of one decode step (decoder = 1) or encode step (0), for benchmarks: *bytes = the
+ * weights read (once per column tile, as the step reads them) and the streaming state (conv caches
+ * and overlap tails) read; *macs = multiply-adds of the convs and feed-forwards. *bf16 = 1 when the
+ * dense convs compute in bf16 (act_bf16). Counted from the loaded tensors. */
+void vx_vv_vae_step_work(const vx_vv_vae *v, int decoder, double *bytes, double *macs, int *bf16);
+
 #endif
