@@ -33,6 +33,7 @@ typedef struct {
     vx_pool_fn fn;
     void *ctx;
     int64_t n;
+    int helpers;
 } job;
 
 static atomic_flag busy = ATOMIC_FLAG_INIT;
@@ -45,6 +46,9 @@ static _Atomic int64_t done;     /* chunks finished */
 static job cur;
 static int n_workers;            /* written under `busy` */
 static atomic_int n_started;     /* for vx_pool_workers */
+
+/* This thread's seat in the region it runs chunks of (vx_pool_slot). */
+static _Thread_local int my_slot;
 
 static long now_ns(void) {
     struct timespec t;
@@ -96,7 +100,11 @@ static void *worker(void *arg) {
         atomic_fetch_add(&refs, 1);
         /* gen still g: the caller has not begun the next region, and will
          * wait for refs to drop before it changes `cur` */
-        if (atomic_load(&gen) == g && atomic_fetch_sub(&seats, 1) > 0) run_chunks(&cur);
+        int seat = atomic_load(&gen) == g ? atomic_fetch_sub(&seats, 1) : 0;
+        if (seat > 0) { /* seats count down from helpers: slots helpers + 1 − seat = 1 … helpers */
+            my_slot = cur.helpers + 1 - seat;
+            run_chunks(&cur);
+        }
         atomic_fetch_sub_explicit(&refs, 1, memory_order_release);
     }
     return NULL;
@@ -118,7 +126,10 @@ static void grow(int want) {
 }
 
 static void run_alone(int64_t n, vx_pool_fn fn, void *ctx) {
+    int outer = my_slot; /* a nested region: the enclosing chunk's slot comes back after */
+    my_slot = 0;
     for (int64_t c = 0; c < n; c++) fn(ctx, c);
+    my_slot = outer;
 }
 
 void vx_pool_run(int nthreads, int64_t n_chunks, vx_pool_fn fn, void *ctx) {
@@ -137,13 +148,16 @@ void vx_pool_run(int nthreads, int64_t n_chunks, vx_pool_fn fn, void *ctx) {
     }
     atomic_fetch_add(&gen, 1); /* odd: late workers of the last region leave */
     while (atomic_load(&refs) > 0) sched_yield();
-    cur = (job){fn, ctx, n_chunks};
+    cur = (job){fn, ctx, n_chunks, helpers};
     atomic_store(&next, 0);
     atomic_store(&done, 0);
     atomic_store(&seats, helpers);
     atomic_fetch_add(&gen, 1); /* even: published */
     if (atomic_load(&sleepers) > 0) futex_wake(&gen, helpers);
+    int outer = my_slot;
+    my_slot = 0;
     run_chunks(&cur);
+    my_slot = outer;
     /* chunks others still run: spin briefly, then give the CPU to them */
     for (int i = 0; atomic_load_explicit(&done, memory_order_acquire) < n_chunks; i++) {
         if (i < 4096) cpu_relax();
@@ -157,6 +171,33 @@ int64_t vx_pool_chunk_items(int64_t len, int64_t align, int nthreads) {
     int64_t items = (len + chunks - 1) / chunks;
     items = (items + align - 1) / align * align;
     return items > align ? items : align;
+}
+
+int vx_pool_slot(void) { return my_slot; }
+
+typedef struct {
+    vx_pool_range_fn fn;
+    void *ctx;
+    int64_t len, items;
+} range_job;
+
+static void range_chunk(void *ctx, int64_t c) {
+    const range_job *r = ctx;
+    int64_t a = c * r->items, b = a + r->items < r->len ? a + r->items : r->len;
+    r->fn(r->ctx, a, b);
+}
+
+void vx_pool_for(int nthreads, int64_t len, int64_t align, vx_pool_range_fn fn, void *ctx) {
+    if (len <= 0) return;
+    if (nthreads <= 1) { /* one range: no per-chunk calls */
+        int outer = my_slot;
+        my_slot = 0;
+        fn(ctx, 0, len);
+        my_slot = outer;
+        return;
+    }
+    range_job r = {fn, ctx, len, vx_pool_chunk_items(len, align, nthreads)};
+    vx_pool_run(nthreads, (len + r.items - 1) / r.items, range_chunk, &r);
 }
 
 int vx_pool_workers(void) { return atomic_load(&n_started); }
