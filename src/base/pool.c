@@ -29,6 +29,20 @@
  * region. Past this it sleeps, so an idle pool costs no CPU. */
 #define SPIN_NS 50000
 
+/* A worker that the OS preempts in the middle of a chunk makes the caller
+ * wait for it at the region's end: with another process on the cores, for
+ * a time slice (milliseconds) per region, several times slower than one
+ * thread. A region whose end-wait passes STALL_CHUNKS of the caller's own
+ * chunk times (and STALL_MIN_NS) counts as a stall: the next regions run
+ * with one helper fewer, for a hold that doubles with every stall (up to
+ * HOLD_MAX regions, a few decode steps) and halves after as many clean
+ * regions at the full count. Which thread runs a chunk never changes a
+ * result, so this changes only the speed. */
+#define STALL_MIN_NS 30000
+#define STALL_CHUNKS 3
+#define HOLD_MIN 16
+#define HOLD_MAX 4096
+
 typedef struct {
     vx_pool_fn fn;
     void *ctx;
@@ -45,6 +59,9 @@ static _Atomic int64_t next;     /* next chunk to claim */
 static _Atomic int64_t done;     /* chunks finished */
 static job cur;
 static int n_workers;            /* written under `busy` */
+/* stall backoff (under `busy`): at most `cap` helpers for the next `hold` regions */
+static int cap;
+static int64_t hold, backoff = HOLD_MIN, clean;
 static atomic_int n_started;     /* for vx_pool_workers */
 
 /* This thread's seat in the region it runs chunks of (vx_pool_slot). */
@@ -64,12 +81,27 @@ static void futex_wake(_Atomic uint32_t *w, int count) {
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
 }
 
-static void run_chunks(const job *j) {
-    for (;;) {
+/* Returns the chunks this thread ran. */
+static int64_t run_chunks(const job *j) {
+    for (int64_t mine = 0;; mine++) {
         int64_t c = atomic_fetch_add(&next, 1);
-        if (c >= j->n) return;
+        if (c >= j->n) return mine;
         j->fn(j->ctx, c);
         atomic_fetch_add_explicit(&done, 1, memory_order_release);
+    }
+}
+
+/* After a region with `helpers` helpers: the caller ran `mine` chunks in
+ * `work` ns, then waited `wait` ns for the others. */
+static void note_region(int helpers, int full, int64_t mine, long work, long wait) {
+    if (mine > 0 && wait > STALL_MIN_NS && wait > STALL_CHUNKS * (work / mine)) {
+        cap = helpers - 1;
+        hold = backoff;
+        backoff = backoff * 2 < HOLD_MAX ? backoff * 2 : HOLD_MAX;
+        clean = 0;
+    } else if (full && ++clean >= backoff) {
+        backoff = backoff / 2 > HOLD_MIN ? backoff / 2 : HOLD_MIN;
+        clean = 0;
     }
 }
 
@@ -141,6 +173,11 @@ void vx_pool_run(int nthreads, int64_t n_chunks, vx_pool_fn fn, void *ctx) {
     grow(nthreads - 1);
     int helpers = nthreads - 1 < n_workers ? nthreads - 1 : n_workers;
     if (helpers > n_chunks - 1) helpers = (int)(n_chunks - 1);
+    const int want = helpers;
+    if (hold > 0) {
+        hold--;
+        if (helpers > cap) helpers = cap;
+    }
     if (helpers < 1) {
         atomic_flag_clear(&busy);
         run_alone(n_chunks, fn, ctx);
@@ -156,13 +193,16 @@ void vx_pool_run(int nthreads, int64_t n_chunks, vx_pool_fn fn, void *ctx) {
     if (atomic_load(&sleepers) > 0) futex_wake(&gen, helpers);
     int outer = my_slot;
     my_slot = 0;
-    run_chunks(&cur);
+    const long t0 = now_ns();
+    const int64_t mine = run_chunks(&cur);
+    const long t1 = now_ns();
     my_slot = outer;
     /* chunks others still run: spin briefly, then give the CPU to them */
     for (int i = 0; atomic_load_explicit(&done, memory_order_acquire) < n_chunks; i++) {
         if (i < 4096) cpu_relax();
         else sched_yield();
     }
+    note_region(helpers, helpers == want, mine, t1 - t0, now_ns() - t1);
     atomic_flag_clear(&busy);
 }
 

@@ -18,7 +18,11 @@
  * ends (the next one usually follows at once), then sleep on a futex.
  * Concurrent callers are safe: a caller that finds the pool running another
  * caller's region (another thread, or a chunk of the pool's own region)
- * runs its chunks alone, on its own thread. */
+ * runs its chunks alone, on its own thread. When the caller has to wait at
+ * a region's end for a worker that the OS preempted (another process on
+ * the cores), the following regions take one worker fewer for a while
+ * (pool.c: stall backoff), so a busy neighbour costs no more than running
+ * on fewer threads; the results stay the same. */
 typedef void (*vx_pool_fn)(void *ctx, int64_t chunk);
 void vx_pool_run(int nthreads, int64_t n_chunks, vx_pool_fn fn, void *ctx);
 
