@@ -35,13 +35,13 @@
  * thread. A region whose end-wait passes STALL_CHUNKS of the caller's own
  * chunk times (and STALL_MIN_NS) counts as a stall: the next regions run
  * with one helper fewer, for a hold that doubles with every stall (up to
- * HOLD_MAX regions, a few decode steps) and halves after as many clean
+ * HOLD_MAX regions, about one decode step) and halves after as many clean
  * regions at the full count. Which thread runs a chunk never changes a
  * result, so this changes only the speed. */
 #define STALL_MIN_NS 30000
 #define STALL_CHUNKS 3
 #define HOLD_MIN 16
-#define HOLD_MAX 4096
+#define HOLD_MAX 256
 
 typedef struct {
     vx_pool_fn fn;
