@@ -7,3 +7,5 @@ set_target_properties(bench_linear PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_B
 
 # The kernels' thread pool: chunks, nesting, concurrent callers, bits across thread counts.
 vocis_unit_test(test_pool ${VOCIS_TEST_SRC}/unit/test_pool.c)
+# The kernels moved from OpenMP to the pool: bits across thread counts.
+vocis_unit_test(test_pool_kernels ${VOCIS_TEST_SRC}/unit/test_pool_kernels.c)

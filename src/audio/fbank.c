@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "audio/spectral.h"
+#include "base/pool.h"
 
 #define FBANK_LOW_HZ 20.0
 #define FBANK_PREEMPH 0.97
@@ -63,6 +64,33 @@ vocis_status vx_kaldi_mel_banks(float *fb, int num_bins, int n_fft, int sample_r
     return VOCIS_OK;
 }
 
+typedef struct {
+    double *frm;
+    const float *wav, *window; /* wav at the pass's first frame */
+    const vx_fbank_geom *g;
+} frames_job;
+
+/* frames [a, b) of a pass: DC removal, pre-emphasis, window, zero padding to n_fft */
+static void prepare_frames(void *ctx, int64_t a, int64_t b) {
+    const frames_job *c = ctx;
+    const vx_fbank_geom *g = c->g;
+    for (int64_t i = a; i < b; i++) {
+        const float *x = c->wav + i * g->shift;
+        double *y = c->frm + i * g->n_fft;
+        double mean = 0.0;
+        for (int j = 0; j < g->win; j++) mean += x[j];
+        mean /= g->win;
+        /* pre-emphasis after DC removal; sample 0 is taken against itself (replicate pad) */
+        double prev = (double)x[0] - mean;
+        for (int j = 0; j < g->win; j++) {
+            const double cur = (double)x[j] - mean;
+            y[j] = (cur - FBANK_PREEMPH * prev) * c->window[j];
+            prev = cur;
+        }
+        memset(y + g->win, 0, sizeof(double) * (size_t)(g->n_fft - g->win));
+    }
+}
+
 vocis_status vx_kaldi_fbank(const float *wav, int64_t n, int sample_rate, int num_bins, float **fbank,
                             int64_t *frames, int nthreads, vx_err *err) {
     *fbank = NULL;
@@ -94,22 +122,8 @@ vocis_status vx_kaldi_fbank(const float *wav, int64_t n, int sample_rate, int nu
 
     for (int64_t c0 = 0; c0 < nf; c0 += chunk) {
         const int64_t nc = nf - c0 < chunk ? nf - c0 : chunk;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nc >= 16)
-        for (int64_t i = 0; i < nc; i++) {
-            const float *x = wav + (c0 + i) * g.shift;
-            double *y = frm + i * g.n_fft;
-            double mean = 0.0;
-            for (int j = 0; j < g.win; j++) mean += x[j];
-            mean /= g.win;
-            /* pre-emphasis after DC removal; sample 0 is taken against itself (replicate pad) */
-            double prev = (double)x[0] - mean;
-            for (int j = 0; j < g.win; j++) {
-                const double cur = (double)x[j] - mean;
-                y[j] = (cur - FBANK_PREEMPH * prev) * window[j];
-                prev = cur;
-            }
-            memset(y + g.win, 0, sizeof(double) * (size_t)(g.n_fft - g.win));
-        }
+        frames_job fj = {frm, wav + c0 * g.shift, window, &g};
+        vx_pool_for(nc >= 16 ? nthreads : 1, nc, 1, prepare_frames, &fj);
         if ((st = vx_rdft_frames(frm, nc, g.n_fft, VX_SPEC_POWER, spec, nthreads, err))) goto done;
         float *o = out + c0 * num_bins;
         vx_mel_apply(o, spec, nc, fb, num_bins, nb, nthreads);

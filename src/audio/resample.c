@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pool.h"
+
 static int64_t gcd64(int64_t a, int64_t b) {
     while (b) {
         int64_t t = a % b;
@@ -11,6 +13,31 @@ static int64_t gcd64(int64_t a, int64_t b) {
         b = t;
     }
     return a;
+}
+
+typedef struct {
+    float *out;
+    const float *x, *h;
+    int64_t n, out_len, orig, nw, width, taps;
+} resample_job;
+
+/* output blocks [k0, k1) of nw samples */
+static void resample_blocks(void *ctx, int64_t k0, int64_t k1) {
+    const resample_job *c = ctx;
+    for (int64_t k = k0; k < k1; k++) {
+        const int64_t s0 = c->orig * k - c->width; /* x index of tap 0 */
+        for (int64_t j = 0; j < c->nw; j++) {
+            const int64_t o = c->nw * k + j;
+            if (o >= c->out_len) break;
+            const float *hj = c->h + j * c->taps;
+            float acc = 0.0f;
+            for (int64_t i = 0; i < c->taps; i++) {
+                const int64_t xi = s0 + i;
+                if (xi >= 0 && xi < c->n) acc += c->x[xi] * hj[i];
+            }
+            c->out[o] = acc;
+        }
+    }
 }
 
 vocis_status vx_resample_sinc(const float *x, int64_t n, int sr_in, int sr_out, float **y, int64_t *m,
@@ -58,21 +85,8 @@ vocis_status vx_resample_sinc(const float *x, int64_t n, int sr_in, int sr_out, 
     }
     /* y[nw·k + j] = Σ_i x_pad[orig·k + i] · h[j][i], x_pad = [width zeros, x, width + orig zeros]. */
     const int64_t nblocks = (out_len + nw - 1) / nw;
-#pragma omp parallel for num_threads(nthreads > 0 ? nthreads : 1) schedule(static)
-    for (int64_t k = 0; k < nblocks; k++) {
-        const int64_t s0 = orig * k - width; /* x index of tap 0 */
-        for (int64_t j = 0; j < nw; j++) {
-            const int64_t o = nw * k + j;
-            if (o >= out_len) break;
-            const float *hj = h + j * taps;
-            float acc = 0.0f;
-            for (int64_t i = 0; i < taps; i++) {
-                const int64_t xi = s0 + i;
-                if (xi >= 0 && xi < n) acc += x[xi] * hj[i];
-            }
-            out[o] = acc;
-        }
-    }
+    resample_job job = {out, x, h, n, out_len, orig, nw, width, taps};
+    vx_pool_for(nthreads, nblocks, 1, resample_blocks, &job);
     free(h);
     *y = out;
     *m = out_len;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "kernels/kernels.h"
 
 void vx_window_hann(float *w, int n, int periodic) {
@@ -91,6 +92,23 @@ static void rdft_free(rdft *r) {
     fftw_free(r->out);
 }
 
+/* One transform per pool slot (nthreads ≥ 1 of them): NULL when one cannot be set up. */
+static rdft *rdft_slots(int nthreads, int n) {
+    rdft *r = calloc((size_t)nthreads, sizeof *r);
+    if (!r) return NULL;
+    int ok = 1;
+    for (int t = 0; t < nthreads; t++) ok &= rdft_make(&r[t], n) == 0;
+    if (ok) return r;
+    for (int t = 0; t < nthreads; t++) rdft_free(&r[t]);
+    free(r);
+    return NULL;
+}
+
+static void rdft_slots_free(rdft *r, int nthreads) {
+    for (int t = 0; t < nthreads; t++) rdft_free(&r[t]);
+    free(r);
+}
+
 static void rdft_emit(const rdft *r, int nb, vx_spec_kind kind, float *out) {
     for (int k = 0; k < nb; k++) {
         const double p = r->out[k][0] * r->out[k][0] + r->out[k][1] * r->out[k][1];
@@ -104,6 +122,35 @@ static float reflect_at(const float *x, int64_t n, int64_t i) {
     if (i < 0) i = -i;
     if (i >= n) i = 2 * (n - 1) - i;
     return x[i];
+}
+
+typedef struct {
+    rdft *r; /* per pool slot */
+    const float *x;
+    int64_t n;
+    const vx_frames_spec *s;
+    vx_spec_kind kind;
+    int64_t f0;
+    float *out;
+    int64_t pad, woff;
+    int nb;
+} spectrum_job;
+
+/* frames f0 + [a, b) */
+static void spectrum_frames(void *ctx, int64_t a, int64_t b) {
+    const spectrum_job *j = ctx;
+    const vx_frames_spec *s = j->s;
+    rdft *r = &j->r[vx_pool_slot()];
+    for (int64_t f = j->f0 + a; f < j->f0 + b; f++) {
+        memset(r->in, 0, sizeof(double) * (size_t)s->n_fft);
+        const int64_t start = f * s->hop - j->pad + j->woff; /* index into the unpadded signal */
+        for (int64_t i = 0; i < s->win; i++) {
+            const double w = s->window ? s->window[i] : 1.0;
+            r->in[i + (s->center ? j->woff : 0)] = (double)reflect_at(j->x, j->n, start + i) * w;
+        }
+        fftw_execute_dft_r2c(r->plan, r->in, r->out);
+        rdft_emit(r, j->nb, j->kind, j->out + (size_t)(f - j->f0) * j->nb);
+    }
 }
 
 vocis_status vx_spectrum(const float *x, int64_t n, const vx_frames_spec *s, vx_spec_kind kind, int64_t f0,
@@ -121,53 +168,43 @@ vocis_status vx_spectrum(const float *x, int64_t n, const vx_frames_spec *s, vx_
     const int nb = s->n_fft / 2 + 1;
     /* a centred frame is n_fft wide; a shorter window sits in its middle (torch/librosa) */
     const int64_t woff = s->center ? (s->n_fft - s->win) / 2 : 0;
-    int failed = 0;
-#pragma omp parallel num_threads(nthreads > 0 ? nthreads : 1) reduction(| : failed)
-    {
-        rdft r;
-        const int ok = rdft_make(&r, s->n_fft) == 0;
-        failed |= !ok;
-        /* every thread reaches the worksharing loop, even one whose setup failed */
-#pragma omp for schedule(static)
-        for (int64_t f = f0; f < f0 + nf; f++) {
-            if (ok) {
-                memset(r.in, 0, sizeof(double) * (size_t)s->n_fft);
-                const int64_t start = f * s->hop - pad + woff; /* index into the unpadded signal */
-                for (int64_t j = 0; j < s->win; j++) {
-                    const double w = s->window ? s->window[j] : 1.0;
-                    r.in[j + (s->center ? woff : 0)] = (double)reflect_at(x, n, start + j) * w;
-                }
-                fftw_execute_dft_r2c(r.plan, r.in, r.out);
-                rdft_emit(&r, nb, kind, out + (size_t)(f - f0) * nb);
-            }
-        }
-        rdft_free(&r);
-    }
-    if (failed) return vx_fail(err, VOCIS_E_NOMEM, "spectrum: cannot set up a %d-point FFT", s->n_fft);
+    if (nthreads > nf) nthreads = (int)nf; /* a transform set up per thread */
+    if (nthreads < 1) nthreads = 1;
+    spectrum_job j = {rdft_slots(nthreads, s->n_fft), x, n, s, kind, f0, out, pad, woff, nb};
+    if (!j.r) return vx_fail(err, VOCIS_E_NOMEM, "spectrum: cannot set up a %d-point FFT", s->n_fft);
+    vx_pool_for(nthreads, nf, 1, spectrum_frames, &j);
+    rdft_slots_free(j.r, nthreads);
     return VOCIS_OK;
+}
+
+typedef struct {
+    rdft *r; /* per pool slot */
+    const double *in;
+    int n_fft;
+    vx_spec_kind kind;
+    float *out;
+} rdft_frames_job;
+
+static void rdft_frames_range(void *ctx, int64_t a, int64_t b) {
+    const rdft_frames_job *j = ctx;
+    rdft *r = &j->r[vx_pool_slot()];
+    const int nb = j->n_fft / 2 + 1;
+    for (int64_t f = a; f < b; f++) {
+        memcpy(r->in, j->in + (size_t)f * j->n_fft, sizeof(double) * (size_t)j->n_fft);
+        fftw_execute_dft_r2c(r->plan, r->in, r->out);
+        rdft_emit(r, nb, j->kind, j->out + (size_t)f * nb);
+    }
 }
 
 vocis_status vx_rdft_frames(const double *in, int64_t nf, int n_fft, vx_spec_kind kind, float *out, int nthreads,
                             vx_err *err) {
     if (n_fft < 2) return vx_fail(err, VOCIS_E_INVALID, "rdft: invalid size %d", n_fft);
-    const int nb = n_fft / 2 + 1;
-    int failed = 0;
-#pragma omp parallel num_threads(nthreads > 0 ? nthreads : 1) reduction(| : failed)
-    {
-        rdft r;
-        const int ok = rdft_make(&r, n_fft) == 0;
-        failed |= !ok;
-#pragma omp for schedule(static)
-        for (int64_t f = 0; f < nf; f++) {
-            if (ok) {
-                memcpy(r.in, in + (size_t)f * n_fft, sizeof(double) * (size_t)n_fft);
-                fftw_execute_dft_r2c(r.plan, r.in, r.out);
-                rdft_emit(&r, nb, kind, out + (size_t)f * nb);
-            }
-        }
-        rdft_free(&r);
-    }
-    if (failed) return vx_fail(err, VOCIS_E_NOMEM, "rdft: cannot set up a %d-point FFT", n_fft);
+    if (nthreads > nf) nthreads = (int)nf; /* a transform set up per thread */
+    if (nthreads < 1) nthreads = 1;
+    rdft_frames_job j = {rdft_slots(nthreads, n_fft), in, n_fft, kind, out};
+    if (!j.r) return vx_fail(err, VOCIS_E_NOMEM, "rdft: cannot set up a %d-point FFT", n_fft);
+    vx_pool_for(nthreads, nf, 1, rdft_frames_range, &j);
+    rdft_slots_free(j.r, nthreads);
     return VOCIS_OK;
 }
 

@@ -29,10 +29,25 @@
  * region. Past this it sleeps, so an idle pool costs no CPU. */
 #define SPIN_NS 50000
 
+/* A worker that the OS preempts in the middle of a chunk makes the caller
+ * wait for it at the region's end: with another process on the cores, for
+ * a time slice (milliseconds) per region, several times slower than one
+ * thread. A region whose end-wait passes STALL_CHUNKS of the caller's own
+ * chunk times (and STALL_MIN_NS) counts as a stall: the next regions run
+ * with one helper fewer, for a hold that doubles with every stall (up to
+ * HOLD_MAX regions, about one decode step) and halves after as many clean
+ * regions at the full count. Which thread runs a chunk never changes a
+ * result, so this changes only the speed. */
+#define STALL_MIN_NS 30000
+#define STALL_CHUNKS 3
+#define HOLD_MIN 16
+#define HOLD_MAX 256
+
 typedef struct {
     vx_pool_fn fn;
     void *ctx;
     int64_t n;
+    int helpers;
 } job;
 
 static atomic_flag busy = ATOMIC_FLAG_INIT;
@@ -44,7 +59,13 @@ static _Atomic int64_t next;     /* next chunk to claim */
 static _Atomic int64_t done;     /* chunks finished */
 static job cur;
 static int n_workers;            /* written under `busy` */
+/* stall backoff (under `busy`): at most `cap` helpers for the next `hold` regions */
+static int cap;
+static int64_t hold, backoff = HOLD_MIN, clean;
 static atomic_int n_started;     /* for vx_pool_workers */
+
+/* This thread's seat in the region it runs chunks of (vx_pool_slot). */
+static _Thread_local int my_slot;
 
 static long now_ns(void) {
     struct timespec t;
@@ -60,12 +81,27 @@ static void futex_wake(_Atomic uint32_t *w, int count) {
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, count, NULL, NULL, 0);
 }
 
-static void run_chunks(const job *j) {
-    for (;;) {
+/* Returns the chunks this thread ran. */
+static int64_t run_chunks(const job *j) {
+    for (int64_t mine = 0;; mine++) {
         int64_t c = atomic_fetch_add(&next, 1);
-        if (c >= j->n) return;
+        if (c >= j->n) return mine;
         j->fn(j->ctx, c);
         atomic_fetch_add_explicit(&done, 1, memory_order_release);
+    }
+}
+
+/* After a region with `helpers` helpers: the caller ran `mine` chunks in
+ * `work` ns, then waited `wait` ns for the others. */
+static void note_region(int helpers, int full, int64_t mine, long work, long wait) {
+    if (mine > 0 && wait > STALL_MIN_NS && wait > STALL_CHUNKS * (work / mine)) {
+        cap = helpers - 1;
+        hold = backoff;
+        backoff = backoff * 2 < HOLD_MAX ? backoff * 2 : HOLD_MAX;
+        clean = 0;
+    } else if (full && ++clean >= backoff) {
+        backoff = backoff / 2 > HOLD_MIN ? backoff / 2 : HOLD_MIN;
+        clean = 0;
     }
 }
 
@@ -96,7 +132,11 @@ static void *worker(void *arg) {
         atomic_fetch_add(&refs, 1);
         /* gen still g: the caller has not begun the next region, and will
          * wait for refs to drop before it changes `cur` */
-        if (atomic_load(&gen) == g && atomic_fetch_sub(&seats, 1) > 0) run_chunks(&cur);
+        int seat = atomic_load(&gen) == g ? atomic_fetch_sub(&seats, 1) : 0;
+        if (seat > 0) { /* seats count down from helpers: slots helpers + 1 − seat = 1 … helpers */
+            my_slot = cur.helpers + 1 - seat;
+            run_chunks(&cur);
+        }
         atomic_fetch_sub_explicit(&refs, 1, memory_order_release);
     }
     return NULL;
@@ -118,7 +158,10 @@ static void grow(int want) {
 }
 
 static void run_alone(int64_t n, vx_pool_fn fn, void *ctx) {
+    int outer = my_slot; /* a nested region: the enclosing chunk's slot comes back after */
+    my_slot = 0;
     for (int64_t c = 0; c < n; c++) fn(ctx, c);
+    my_slot = outer;
 }
 
 void vx_pool_run(int nthreads, int64_t n_chunks, vx_pool_fn fn, void *ctx) {
@@ -130,6 +173,11 @@ void vx_pool_run(int nthreads, int64_t n_chunks, vx_pool_fn fn, void *ctx) {
     grow(nthreads - 1);
     int helpers = nthreads - 1 < n_workers ? nthreads - 1 : n_workers;
     if (helpers > n_chunks - 1) helpers = (int)(n_chunks - 1);
+    const int want = helpers;
+    if (hold > 0) {
+        hold--;
+        if (helpers > cap) helpers = cap;
+    }
     if (helpers < 1) {
         atomic_flag_clear(&busy);
         run_alone(n_chunks, fn, ctx);
@@ -137,18 +185,24 @@ void vx_pool_run(int nthreads, int64_t n_chunks, vx_pool_fn fn, void *ctx) {
     }
     atomic_fetch_add(&gen, 1); /* odd: late workers of the last region leave */
     while (atomic_load(&refs) > 0) sched_yield();
-    cur = (job){fn, ctx, n_chunks};
+    cur = (job){fn, ctx, n_chunks, helpers};
     atomic_store(&next, 0);
     atomic_store(&done, 0);
     atomic_store(&seats, helpers);
     atomic_fetch_add(&gen, 1); /* even: published */
     if (atomic_load(&sleepers) > 0) futex_wake(&gen, helpers);
-    run_chunks(&cur);
+    int outer = my_slot;
+    my_slot = 0;
+    const long t0 = now_ns();
+    const int64_t mine = run_chunks(&cur);
+    const long t1 = now_ns();
+    my_slot = outer;
     /* chunks others still run: spin briefly, then give the CPU to them */
     for (int i = 0; atomic_load_explicit(&done, memory_order_acquire) < n_chunks; i++) {
         if (i < 4096) cpu_relax();
         else sched_yield();
     }
+    note_region(helpers, helpers == want, mine, t1 - t0, now_ns() - t1);
     atomic_flag_clear(&busy);
 }
 
@@ -157,6 +211,33 @@ int64_t vx_pool_chunk_items(int64_t len, int64_t align, int nthreads) {
     int64_t items = (len + chunks - 1) / chunks;
     items = (items + align - 1) / align * align;
     return items > align ? items : align;
+}
+
+int vx_pool_slot(void) { return my_slot; }
+
+typedef struct {
+    vx_pool_range_fn fn;
+    void *ctx;
+    int64_t len, items;
+} range_job;
+
+static void range_chunk(void *ctx, int64_t c) {
+    const range_job *r = ctx;
+    int64_t a = c * r->items, b = a + r->items < r->len ? a + r->items : r->len;
+    r->fn(r->ctx, a, b);
+}
+
+void vx_pool_for(int nthreads, int64_t len, int64_t align, vx_pool_range_fn fn, void *ctx) {
+    if (len <= 0) return;
+    if (nthreads <= 1) { /* one range: no per-chunk calls */
+        int outer = my_slot;
+        my_slot = 0;
+        fn(ctx, 0, len);
+        my_slot = outer;
+        return;
+    }
+    range_job r = {fn, ctx, len, vx_pool_chunk_items(len, align, nthreads)};
+    vx_pool_run(nthreads, (len + r.items - 1) / r.items, range_chunk, &r);
 }
 
 int vx_pool_workers(void) { return atomic_load(&n_started); }

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <omp.h>
+#include "base/pool.h"
 
 /* Target size of one column buffer, in floats (1 MiB). */
 #define VX_CONV_COL_BUDGET (256 * 1024)
@@ -57,13 +57,25 @@ int64_t vx_conv1d_out_len(const vx_conv1d_params *p, int64_t lin) {
 
 /* Direct loop, used for channel-multiplier convs (Cin/groups == 1: depthwise) and as the
  * allocation-free fallback. Threaded over output channels. */
-static void conv1d_direct(float *y, const float *x, int64_t B, int64_t lin, int64_t lout,
-                          const vx_conv1d_params *p, const vx_mat *w, const float *bias, int nthreads) {
+typedef struct {
+    float *y;
+    const float *x, *bias;
+    int64_t lin, lout;
+    const vx_conv1d_params *p;
+    const vx_mat *w;
+} conv_direct;
+
+/* Rows [bo0, bo1) of y viewed as [B·cout][lout]. */
+static void conv1d_direct_rows(void *ctx, int64_t bo0, int64_t bo1) {
+    const conv_direct *c = ctx;
+    float *y = c->y;
+    const float *x = c->x, *bias = c->bias;
+    const int64_t lin = c->lin, lout = c->lout;
+    const vx_conv1d_params *p = c->p;
+    const vx_mat *w = c->w;
     const int64_t cig = p->cin / p->groups, cog = p->cout / p->groups, K = p->k;
     const int64_t s = p->stride, d = p->dilation, pl = p->pad_left;
-    const int64_t total = B * p->cout;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (total * lout * cig * K > 32768)
-    for (int64_t bo = 0; bo < total; bo++) {
+    for (int64_t bo = bo0; bo < bo1; bo++) {
         int64_t b = bo / p->cout, o = bo % p->cout, g = o / cog;
         float *yr = y + bo * lout;
         float b0 = bias ? bias[o] : 0.0f;
@@ -85,6 +97,13 @@ static void conv1d_direct(float *y, const float *x, int64_t B, int64_t lin, int6
             }
         }
     }
+}
+
+static void conv1d_direct(float *y, const float *x, int64_t B, int64_t lin, int64_t lout,
+                          const vx_conv1d_params *p, const vx_mat *w, const float *bias, int nthreads) {
+    const int64_t total = B * p->cout;
+    conv_direct c = {y, x, bias, lin, lout, p, w};
+    vx_pool_for(total * lout * (p->cin / p->groups) * p->k > 32768 ? nthreads : 1, total, 1, conv1d_direct_rows, &c);
 }
 
 /* col[c·K + k][j] = x[c][(t0 + j)·s + k·d − pl] (zero outside), j < n. */
@@ -119,7 +138,17 @@ typedef struct conv_tiles {
     const vx_conv1d_params *p;
     int64_t lin, lout, tile, ntiles;
     int pointwise;
+    float *cols; /* one column buffer per pool slot */
 } conv_tiles;
+
+static void conv1d_tile(const conv_tiles *c, int64_t it, float *col, int nthreads);
+
+/* One tile per chunk, a single-threaded GEMM in the slot's column buffer. */
+static void conv1d_tile_chunk(void *ctx, int64_t it) {
+    const conv_tiles *c = ctx;
+    const int64_t rows = c->p->cin / c->p->groups * c->p->k;
+    conv1d_tile(c, it, c->cols ? c->cols + (size_t)vx_pool_slot() * (size_t)(rows * c->tile) : NULL, 1);
+}
 
 /* Work item `it` = (batch, group, output tile): im2col into col, one GEMM, bias. */
 static void conv1d_tile(const conv_tiles *c, int64_t it, float *col, int nthreads) {
@@ -184,11 +213,9 @@ void vx_conv1d(float *y, const float *x, int64_t B, int64_t lin, const vx_conv1d
             return;
         }
     }
-    conv_tiles ct = {x, y, W, bias, p, lin, lout, tile, ntiles, pointwise};
+    conv_tiles ct = {x, y, W, bias, p, lin, lout, tile, ntiles, pointwise, cols};
     if (outer) {
-#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
-        for (int64_t it = 0; it < items; it++)
-            conv1d_tile(&ct, it, cols + (size_t)omp_get_thread_num() * (size_t)(rows * tile), 1);
+        vx_pool_run(nthreads, items, conv1d_tile_chunk, &ct);
     } else {
         for (int64_t it = 0; it < items; it++) conv1d_tile(&ct, it, cols, nthreads);
     }
@@ -204,12 +231,27 @@ int64_t vx_convtr1d_out_len(const vx_convtr1d_params *p, int64_t lin) {
 }
 
 /* Allocation-free fallback: scatter form, threaded over output channels (no write conflicts). */
-static void convtr1d_direct(float *y, const float *x, int64_t B, int64_t lin, int64_t lout,
-                            const vx_convtr1d_params *p, const vx_mat *w, int nthreads) {
+typedef struct {
+    float *y;
+    const float *x;
+    int64_t lin, lout;
+    const vx_convtr1d_params *p;
+    const vx_mat *w;
+    /* overlap-add of one tile (convtr1d_add_rows) */
+    const float *col;
+    int64_t b, g, t0, n;
+} convtr_job;
+
+/* Rows [bo0, bo1) of y viewed as [B·cout][lout]. */
+static void convtr1d_direct_rows(void *ctx, int64_t bo0, int64_t bo1) {
+    const convtr_job *c = ctx;
+    float *y = c->y;
+    const float *x = c->x;
+    const int64_t lin = c->lin, lout = c->lout;
+    const vx_convtr1d_params *p = c->p;
+    const vx_mat *w = c->w;
     const int64_t cig = p->cin / p->groups, cog = p->cout / p->groups, K = p->k, s = p->stride;
-    const int64_t total = B * p->cout;
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-    for (int64_t bo = 0; bo < total; bo++) {
+    for (int64_t bo = bo0; bo < bo1; bo++) {
         int64_t b = bo / p->cout, o = bo % p->cout, g = o / cog, og = o % cog;
         float *yr = y + bo * lout;
         for (int64_t c = 0; c < cig; c++) {
@@ -225,13 +267,38 @@ static void convtr1d_direct(float *y, const float *x, int64_t B, int64_t lin, in
     }
 }
 
+static void convtr1d_direct(float *y, const float *x, int64_t B, int64_t lin, int64_t lout,
+                            const vx_convtr1d_params *p, const vx_mat *w, int nthreads) {
+    convtr_job c = {.y = y, .x = x, .lin = lin, .lout = lout, .p = p, .w = w};
+    vx_pool_for(nthreads, B * p->cout, 1, convtr1d_direct_rows, &c);
+}
+
+/* overlap-add of channels [o0, o1) of one tile: y[o][(t0 + j)·s + k − pad] += col[o·K + k][j] */
+static void convtr1d_add_rows(void *ctx, int64_t o0, int64_t o1) {
+    const convtr_job *c = ctx;
+    const vx_convtr1d_params *p = c->p;
+    const int64_t cog = p->cout / p->groups, K = p->k, s = p->stride, pad = p->padding;
+    const int64_t lout = c->lout, t0 = c->t0, n = c->n;
+    for (int64_t o = o0; o < o1; o++) {
+        float *yr = c->y + (c->b * p->cout + c->g * cog + o) * lout;
+        for (int64_t k = 0; k < K; k++) {
+            const float *cr = c->col + (o * K + k) * n;
+            int64_t off = t0 * s + k - pad; /* output index = j·s + off */
+            int64_t j0 = off >= 0 ? 0 : (-off + s - 1) / s;
+            int64_t j1 = lout - off <= 0 ? 0 : (lout - off - 1) / s + 1;
+            if (j1 > n) j1 = n;
+            for (int64_t j = j0; j < j1; j++) yr[j * s + off] += cr[j];
+        }
+    }
+}
+
 void vx_convtr1d(float *y, const float *x, int64_t B, int64_t lin, const vx_convtr1d_params *p, const vx_mat *w,
                  const float *bias, int nthreads) {
     if (nthreads < 1) nthreads = 1;
     const int64_t lout = vx_convtr1d_out_len(p, lin);
     if (lout <= 0 || B <= 0) return;
-    const int64_t G = p->groups, cig = p->cin / G, cog = p->cout / G, K = p->k, s = p->stride;
-    const int64_t rows = cog * K, pad = p->padding;
+    const int64_t G = p->groups, cig = p->cin / G, cog = p->cout / G;
+    const int64_t rows = cog * p->k;
 
     /* y starts as the bias */
     for (int64_t bo = 0; bo < B * p->cout; bo++) {
@@ -256,19 +323,9 @@ void vx_convtr1d(float *y, const float *x, int64_t B, int64_t lin, const vx_conv
                 const float *xg = x + (b * p->cin + g * cig) * lin + t0;
                 /* col[o·K + k][j] = Σ_c W[g·cig + c][o·K + k] · x[g·cig + c][t0 + j] */
                 vx_gemm_f32(1, 0, rows, n, cig, 1.0f, W + g * cig * rows, rows, xg, lin, 0.0f, col, n, nthreads);
-                /* overlap-add: y[o][(t0 + j)·s + k − pad] += col[o·K + k][j]; channels are independent */
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (rows * n > 16384)
-                for (int64_t o = 0; o < cog; o++) {
-                    float *yr = y + (b * p->cout + g * cog + o) * lout;
-                    for (int64_t k = 0; k < K; k++) {
-                        const float *cr = col + (o * K + k) * n;
-                        int64_t off = t0 * s + k - pad; /* output index = j·s + off */
-                        int64_t j0 = off >= 0 ? 0 : (-off + s - 1) / s;
-                        int64_t j1 = lout - off <= 0 ? 0 : (lout - off - 1) / s + 1;
-                        if (j1 > n) j1 = n;
-                        for (int64_t j = j0; j < j1; j++) yr[j * s + off] += cr[j];
-                    }
-                }
+                /* overlap-add; channels are independent */
+                convtr_job add = {.y = y, .lout = lout, .p = p, .col = col, .b = b, .g = g, .t0 = t0, .n = n};
+                vx_pool_for(rows * n > 16384 ? nthreads : 1, cog, 1, convtr1d_add_rows, &add);
             }
     free(col);
     free(wown);

@@ -12,13 +12,11 @@
  * filled with the bias.
  * Where the packed GEMM cannot run (no AVX-512, or no scratch memory), each tap goes through
  * vx_gemm_f32 with f32 weights, and if even that copy cannot be allocated, a direct loop. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
+#include "base/pool.h"
 #include "kernels/conv.h"
 #include "kernels/isa.h"
 
@@ -40,9 +38,11 @@ typedef struct wf32 {
     int tried;
 } wf32;
 
+static pthread_mutex_t wf32_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static const float *wf32_get(wf32 *c) {
     const float *f;
-#pragma omp critical(vx_conv_tm_wf32)
+    pthread_mutex_lock(&wf32_lock);
     {
         if (!c->tried) {
             if (c->w->dtype == VX_F32) {
@@ -57,6 +57,7 @@ static const float *wf32_get(wf32 *c) {
         }
         f = c->f;
     }
+    pthread_mutex_unlock(&wf32_lock);
     return f;
 }
 
@@ -64,6 +65,33 @@ static const float *wf32_get(wf32 *c) {
  * the lock in the threads (on AVX-512 only a failed scratch allocation gets there). */
 static void wf32_get_if_needed(int isa, wf32 *c) {
     if (!vx_gemm_packed_supported(isa, 0)) (void)wf32_get(c);
+}
+
+typedef struct {
+    float *C;
+    const float *A, *bias;
+    const vx_mat *w;
+    int64_t N, K, lda, ldc, b_off, ldb;
+    float beta;
+} tap_job;
+
+/* rows [m0, m1) of C = beta·C + bias */
+static void bias_rows(void *ctx, int64_t m0, int64_t m1) {
+    const tap_job *j = ctx;
+    for (int64_t m = m0; m < m1; m++)
+        for (int64_t n = 0; n < j->N; n++) j->C[m * j->ldc + n] = j->beta * j->C[m * j->ldc + n] + j->bias[n];
+}
+
+/* rows [m0, m1) of the direct product */
+static void direct_rows(void *ctx, int64_t m0, int64_t m1) {
+    const tap_job *j = ctx;
+    for (int64_t m = m0; m < m1; m++)
+        for (int64_t n = 0; n < j->N; n++) {
+            float s = 0.0f;
+            for (int64_t q = 0; q < j->K; q++) s += j->A[m * j->lda + q] * w_at(j->w, j->b_off + n * j->ldb + q);
+            j->C[m * j->ldc + n] =
+                (j->beta != 0.0f ? j->beta * j->C[m * j->ldc + n] : 0.0f) + (j->bias ? j->bias[n] : 0.0f) + s;
+        }
 }
 
 /* One product C[M][N] (ldc) = beta·C + bias + A[M][K] (lda) · Bᵀ where B = W rows of ldb entries starting
@@ -78,27 +106,49 @@ static void tap_gemm(int isa, int64_t M, int64_t N, int64_t K, const float *A, i
         vx_gemm_packed(isa, 0, 1, M, N, K, 1.0f, A, lda, B, w->dtype, ldb, beta, C, ldc, bias, bf16, nthreads))
         return;
     const float *W = lda >= K ? wf32_get(wc) : NULL; /* BLAS refuses overlapping rows (lda < K) */
+    tap_job j = {C, A, bias, w, N, K, lda, ldc, b_off, ldb, beta};
     if (W) {
         if (bias) {
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (M * N > 65536)
-            for (int64_t m = 0; m < M; m++)
-                for (int64_t n = 0; n < N; n++) C[m * ldc + n] = beta * C[m * ldc + n] + bias[n];
+            vx_pool_for(M * N > 65536 ? nthreads : 1, M, 1, bias_rows, &j);
             beta = 1.0f;
         }
         vx_gemm_f32(0, 1, M, N, K, 1.0f, A, lda, W + b_off, ldb, beta, C, ldc, nthreads);
         return;
     }
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-    for (int64_t m = 0; m < M; m++)
-        for (int64_t n = 0; n < N; n++) {
-            float s = 0.0f;
-            for (int64_t q = 0; q < K; q++) s += A[m * lda + q] * w_at(w, b_off + n * ldb + q);
-            C[m * ldc + n] = (beta != 0.0f ? beta * C[m * ldc + n] : 0.0f) + (bias ? bias[n] : 0.0f) + s;
-        }
+    vx_pool_for(nthreads, M, 1, direct_rows, &j);
 }
 
 static void snake_rows(int isa, float *y, int64_t ldy, const float *x, int64_t ldx, const float *alpha,
                        const float *inv, int64_t rows, int64_t ch);
+
+typedef struct {
+    int isa, whole, inner;
+    float *y, *z;
+    const float *x, *bias, *alpha, *inv;
+    int64_t ldy, ldx, ldz, lout, cin, cout, k, stride, dil, pad, blk;
+    wf32 *wc;
+    float beta0;
+} conv_tm_job;
+
+/* Output rows block b: its taps in sequence, then the Snake epilogue. */
+static void conv_tm_block(void *ctx, int64_t b) {
+    const conv_tm_job *c = ctx;
+    const int isa = c->isa;
+    const int64_t ldx = c->ldx, ldy = c->ldy, cin = c->cin, cout = c->cout, k = c->k, pad = c->pad;
+    const int64_t t0 = b * c->blk, m = c->lout - t0 < c->blk ? c->lout - t0 : c->blk;
+    const float *xb = c->x + t0 * c->stride * ldx;
+    float *yb = c->y + t0 * ldy;
+    if (c->whole) {
+        tap_gemm(isa, m, cout, k * cin, xb - pad * ldx, c->stride * ldx, c->wc, 0, k * cin, c->beta0, yb, ldy, c->bias,
+                 c->inner);
+    } else {
+        for (int64_t j = 0; j < k; j++)
+            tap_gemm(isa, m, cout, cin, xb + (j * c->dil - pad) * ldx, c->stride * ldx, c->wc, j * cin, k * cin,
+                     j ? 1.0f : c->beta0, yb, ldy, j ? NULL : c->bias, c->inner);
+    }
+    /* Snake epilogue on the block's rows while they are in cache */
+    if (c->alpha) snake_rows(isa, c->z + t0 * c->ldz, c->ldz, yb, ldy, c->alpha, c->inv, m, cout);
+}
 
 static void conv_tm(int isa, float *y, int64_t ldy, const float *x, int64_t ldx, int64_t lout, int64_t cin,
                     int64_t cout, int64_t k, int64_t stride, int64_t dil, int64_t pad, const vx_mat *w,
@@ -125,22 +175,12 @@ static void conv_tm(int isa, float *y, int64_t ldy, const float *x, int64_t ldx,
     blk = (lout + nblk - 1) / nblk;
     nblk = (lout + blk - 1) / blk;
     wf32_get_if_needed(isa, &wc); /* the fallback's f32 copy, made once, before the threads */
-    const int inner = nblk < nthreads ? nthreads : 1; /* short sequences: threads inside the GEMM */
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nblk > 1 && nthreads > 1)
-    for (int64_t b = 0; b < nblk; b++) {
-        const int64_t t0 = b * blk, m = lout - t0 < blk ? lout - t0 : blk;
-        const float *xb = x + t0 * stride * ldx;
-        float *yb = y + t0 * ldy;
-        if (whole) {
-            tap_gemm(isa, m, cout, k * cin, xb - pad * ldx, stride * ldx, &wc, 0, k * cin, beta0, yb, ldy, bias, inner);
-        } else {
-            for (int64_t j = 0; j < k; j++)
-                tap_gemm(isa, m, cout, cin, xb + (j * dil - pad) * ldx, stride * ldx, &wc, j * cin, k * cin,
-                         j ? 1.0f : beta0, yb, ldy, j ? NULL : bias, inner);
-        }
-        /* Snake epilogue on the block's rows while they are in cache */
-        if (alpha) snake_rows(isa, z + t0 * ldz, ldz, yb, ldy, alpha, inv, m, cout);
-    }
+    /* short sequences (one block): threads inside the GEMM */
+    conv_tm_job job = {.isa = isa, .whole = whole, .inner = nblk < nthreads ? nthreads : 1, .y = y, .z = z, .x = x,
+                       .bias = bias, .alpha = alpha, .inv = inv, .ldy = ldy, .ldx = ldx, .ldz = ldz, .lout = lout,
+                       .cin = cin, .cout = cout, .k = k, .stride = stride, .dil = dil, .pad = pad, .blk = blk,
+                       .wc = &wc, .beta0 = beta0};
+    vx_pool_run(nthreads, nblk, conv_tm_block, &job);
     free(wc.own);
 }
 
@@ -171,15 +211,21 @@ int64_t vx_convtr1d_tm_out_len(int64_t lin, int64_t k, int64_t stride, int64_t p
     return lin > 0 && n > 0 ? n : 0;
 }
 
+/* rows [u0, u1) of C = bias (or 0) */
+static void fill_rows(void *ctx, int64_t u0, int64_t u1) {
+    const tap_job *j = ctx;
+    for (int64_t u = u0; u < u1; u++)
+        for (int64_t o = 0; o < j->N; o++) j->C[u * j->ldc + o] = j->bias ? j->bias[o] : 0.0f;
+}
+
 void vx_convtr1d_tm_isa(int isa, float *y, int64_t ldy, const float *x, int64_t ldx, int64_t lin, int64_t cin,
                         int64_t cout, int64_t k, int64_t stride, int64_t pad, const vx_mat *w, const float *bias,
                         int nthreads) {
     const int64_t lout = vx_convtr1d_tm_out_len(lin, k, stride, pad);
     if (lout <= 0 || cout <= 0) return;
     if (nthreads < 1) nthreads = 1;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (lout * cout > 65536)
-    for (int64_t u = 0; u < lout; u++)
-        for (int64_t o = 0; o < cout; o++) y[u * ldy + o] = bias ? bias[o] : 0.0f;
+    tap_job fill = {.C = y, .bias = bias, .N = cout, .ldc = ldy};
+    vx_pool_for(lout * cout > 65536 ? nthreads : 1, lout, 1, fill_rows, &fill);
     wf32 wc = {w, NULL, NULL, 0};
     for (int64_t j = 0; j < k; j++) {
         /* output row u = t·s + j − pad ∈ [0, lout) */
@@ -257,13 +303,22 @@ static void snake_rows(int isa, float *y, int64_t ldy, const float *x, int64_t l
     }
 }
 
+typedef struct {
+    int isa;
+    float *y;
+    const float *x, *alpha, *inv;
+    int64_t ldy, ldx, ch;
+} snake_job;
+
+static void snake_chunk(void *ctx, int64_t t0, int64_t t1) {
+    const snake_job *j = ctx;
+    snake_rows(j->isa, j->y + t0 * j->ldy, j->ldy, j->x + t0 * j->ldx, j->ldx, j->alpha, j->inv, t1 - t0, j->ch);
+}
+
 void vx_snake_tm_isa(int isa, float *y, int64_t ldy, const float *x, int64_t ldx, const float *alpha,
                      const float *inv, int64_t rows, int64_t ch, int nthreads) {
-    if (nthreads < 1) nthreads = 1;
-    const int64_t per = rows < 64 ? rows : 64;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (rows * ch > 32768)
-    for (int64_t t = 0; t < rows; t += per)
-        snake_rows(isa, y + t * ldy, ldy, x + t * ldx, ldx, alpha, inv, rows - t < per ? rows - t : per, ch);
+    snake_job j = {isa, y, x, alpha, inv, ldy, ldx, ch};
+    vx_pool_for(rows * ch > 32768 ? nthreads : 1, rows, 1, snake_chunk, &j);
 }
 
 void vx_snake_tm(float *y, int64_t ldy, const float *x, int64_t ldx, const float *alpha, const float *inv,

@@ -3,10 +3,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
+#include "base/pool.h"
 #include "kernels/isa.h"
 
 /* Mish: tanh(ln(1 + e)) = ((1 + e)² − 1) / ((1 + e)² + 1) = m / (m + 2) with m = e·(e + 2):
@@ -212,6 +210,31 @@ int64_t vx_conv1d_tm_out_len(int64_t lin, int64_t k, int64_t dil, int64_t pad_le
     return lin + pad_left + pad_right - dil * (k - 1);
 }
 
+typedef struct {
+    float *col;
+    const float *x;
+    int64_t lin, lout, cin, k, dil, pad_left;
+} im2col_tm_job;
+
+/* rows [r0, r1) of col viewed as [B·lout][cin·k] */
+static void im2col_tm_rows(void *ctx, int64_t r0, int64_t r1) {
+    const im2col_tm_job *c = ctx;
+    const int64_t lin = c->lin, lout = c->lout, cin = c->cin, k = c->k, ck = cin * k;
+    for (int64_t bt = r0; bt < r1; bt++) {
+        const int64_t b = bt / lout, t = bt % lout;
+        float *dst = c->col + bt * ck;
+        for (int64_t j = 0; j < k; j++) {
+            int64_t s = t + j * c->dil - c->pad_left;
+            if (s < 0 || s >= lin) {
+                for (int64_t ci = 0; ci < cin; ci++) dst[ci * k + j] = 0.0f;
+            } else {
+                const float *src = c->x + (b * lin + s) * cin;
+                for (int64_t ci = 0; ci < cin; ci++) dst[ci * k + j] = src[ci];
+            }
+        }
+    }
+}
+
 void vx_conv1d_tm(float *y, const float *x, int64_t B, int64_t lin, int64_t cin, int64_t k, int64_t dil,
                   int64_t pad_left, int64_t pad_right, const vx_mat *w, const float *bias, float *col,
                   int nthreads) {
@@ -223,20 +246,8 @@ void vx_conv1d_tm(float *y, const float *x, int64_t B, int64_t lin, int64_t cin,
         return;
     }
     /* col[b][t][ci·k + j] = x[b][t + j·dil − pad_left][ci]  (weight column order ci·k + j) */
-#pragma omp parallel for num_threads(nthreads) collapse(2) schedule(static) if (B * lout * ck > 65536)
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t t = 0; t < lout; t++) {
-            float *dst = col + (b * lout + t) * ck;
-            for (int64_t j = 0; j < k; j++) {
-                int64_t s = t + j * dil - pad_left;
-                if (s < 0 || s >= lin) {
-                    for (int64_t ci = 0; ci < cin; ci++) dst[ci * k + j] = 0.0f;
-                } else {
-                    const float *src = x + (b * lin + s) * cin;
-                    for (int64_t ci = 0; ci < cin; ci++) dst[ci * k + j] = src[ci];
-                }
-            }
-        }
+    im2col_tm_job ic = {col, x, lin, lout, cin, k, dil, pad_left};
+    vx_pool_for(B * lout * ck > 65536 ? nthreads : 1, B * lout, 1, im2col_tm_rows, &ic);
     vx_linear(y, col, B * lout, w, bias, nthreads);
 }
 
@@ -249,50 +260,55 @@ int64_t vx_relpos_attention_scratch(int64_t L, int64_t dk, int nthreads) {
     return (nthreads < 1 ? 1 : nthreads) * (2 * R * dk + R * L + R * (L + R - 1));
 }
 
+typedef struct {
+    float *out, *scratch;
+    const float *q, *k, *v, *p, *pos_u, *pos_v;
+    int64_t L, RB, per;
+    int H, dk;
+} relpos_job;
+
+/* Work item it = (head, block of RB query rows), in the slot's scratch; GEMMs single-threaded. */
+static void relpos_item(void *ctx, int64_t it) {
+    const relpos_job *c = ctx;
+    const int64_t L = c->L, RB = c->RB, HD = (int64_t)c->H * c->dk;
+    const int H = c->H, dk = c->dk;
+    const float sq = sqrtf((float)dk);
+    float *qu = c->scratch + (int64_t)vx_pool_slot() * c->per;
+    float *qv = qu + RB * dk, *ac = qv + RB * dk, *bd = ac + RB * L;
+    const int h = (int)(it % H);
+    const int64_t i0 = it / H * RB, R = i0 + RB <= L ? RB : L - i0, i1 = i0 + R;
+    const float *u = c->pos_u + (int64_t)h * dk, *w = c->pos_v + (int64_t)h * dk;
+    for (int64_t r = 0; r < R; r++) {
+        const float *qi = c->q + (i0 + r) * HD + (int64_t)h * dk;
+        for (int d = 0; d < dk; d++) {
+            qu[r * dk + d] = qi[d] + u[d];
+            qv[r * dk + d] = qi[d] + w[d];
+        }
+    }
+    /* ac[r][j] = (q_i + u)·k_j          [R][L] */
+    vx_gemm_f32(0, 1, R, L, dk, 1.0f, qu, dk, c->k + (int64_t)h * dk, HD, 0.0f, ac, L, 1);
+    /* Rows i0..i1−1 need p rows c = L−1−i+j ∈ [L − i1, 2L − 2 − i0]: a window of W rows.
+     * bd[r][c − c0] = (q_i + v)·p_c    [R][W] */
+    const int64_t c0 = L - i1, W = L + R - 1;
+    vx_gemm_f32(0, 1, R, W, dk, 1.0f, qv, dk, c->p + c0 * HD + (int64_t)h * dk, HD, 0.0f, bd, W, 1);
+    for (int64_t r = 0; r < R; r++) {
+        float *s = ac + r * L;
+        const float *b = bd + r * W + (R - 1 - r); /* c − c0 = (L−1−i+j) − (L−i1) = R−1−r+j */
+        for (int64_t j = 0; j < L; j++) s[j] = (s[j] + b[j]) / sq;
+        vx_softmax(s, L);
+    }
+    /* out_i = Σ_j a_ij v_j              [R][dk] */
+    vx_gemm_f32(0, 0, R, dk, L, 1.0f, ac, L, c->v + (int64_t)h * dk, HD, 0.0f, c->out + i0 * HD + (int64_t)h * dk,
+                HD, 1);
+}
+
 void vx_relpos_attention(float *out, const float *q, const float *k, const float *v, const float *p,
                          const float *pos_u, const float *pos_v, int64_t L, int H, int dk, float *scratch,
                          int nthreads) {
     const int64_t HD = (int64_t)H * dk;
     const int64_t RB = relpos_block(L), nblk = (L + RB - 1) / RB;
     const int64_t per = 2 * RB * dk + RB * L + RB * (L + RB - 1);
-    const float sq = sqrtf((float)dk);
     if (nthreads < 1) nthreads = 1;
-    /* one work item = (head, block of RB query rows); GEMMs single-threaded inside */
-#pragma omp parallel num_threads(nthreads) if (nthreads > 1 && (double)L * L * HD > 1e6)
-    {
-#ifdef _OPENMP
-        float *qu = scratch + (int64_t)omp_get_thread_num() * per;
-#else
-        float *qu = scratch;
-#endif
-        float *qv = qu + RB * dk, *ac = qv + RB * dk, *bd = ac + RB * L;
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t it = 0; it < (int64_t)H * nblk; it++) {
-            const int h = (int)(it % H);
-            const int64_t i0 = it / H * RB, R = i0 + RB <= L ? RB : L - i0, i1 = i0 + R;
-            const float *u = pos_u + (int64_t)h * dk, *w = pos_v + (int64_t)h * dk;
-            for (int64_t r = 0; r < R; r++) {
-                const float *qi = q + (i0 + r) * HD + (int64_t)h * dk;
-                for (int d = 0; d < dk; d++) {
-                    qu[r * dk + d] = qi[d] + u[d];
-                    qv[r * dk + d] = qi[d] + w[d];
-                }
-            }
-            /* ac[r][j] = (q_i + u)·k_j          [R][L] */
-            vx_gemm_f32(0, 1, R, L, dk, 1.0f, qu, dk, k + (int64_t)h * dk, HD, 0.0f, ac, L, 1);
-            /* Rows i0..i1−1 need p rows c = L−1−i+j ∈ [L − i1, 2L − 2 − i0]: a window of W rows.
-             * bd[r][c − c0] = (q_i + v)·p_c    [R][W] */
-            const int64_t c0 = L - i1, W = L + R - 1;
-            vx_gemm_f32(0, 1, R, W, dk, 1.0f, qv, dk, p + c0 * HD + (int64_t)h * dk, HD, 0.0f, bd, W, 1);
-            for (int64_t r = 0; r < R; r++) {
-                float *s = ac + r * L;
-                const float *b = bd + r * W + (R - 1 - r); /* c − c0 = (L−1−i+j) − (L−i1) = R−1−r+j */
-                for (int64_t j = 0; j < L; j++) s[j] = (s[j] + b[j]) / sq;
-                vx_softmax(s, L);
-            }
-            /* out_i = Σ_j a_ij v_j              [R][dk] */
-            vx_gemm_f32(0, 0, R, dk, L, 1.0f, ac, L, v + (int64_t)h * dk, HD, 0.0f, out + i0 * HD + (int64_t)h * dk,
-                        HD, 1);
-        }
-    }
+    relpos_job c = {out, scratch, q, k, v, p, pos_u, pos_v, L, RB, per, H, dk};
+    vx_pool_run((double)L * L * HD > 1e6 ? nthreads : 1, (int64_t)H * nblk, relpos_item, &c);
 }

@@ -1,11 +1,10 @@
 /* The machine's limits that the kernels are measured against (vocis bench
  * peak): memory read bandwidth and the register-only multiply rates. */
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "base/threads.h"
 #include "kernels/isa.h"
 
@@ -35,28 +34,45 @@ static VX_TARGET_AVX2 double read_sum256(const float *p, size_t n) {
     return vx_hsum256(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
 }
 
+/* The read: one contiguous share per thread (a chunk each), the machine's
+ * limit rather than that of some chunking. */
+typedef struct {
+    float *buf;
+    int isa;
+    int64_t n, per;
+    atomic_int *sink;
+} read_job;
+
+static void fill_range(void *ctx, int64_t a, int64_t b) {
+    const read_job *j = ctx;
+    for (int64_t i = a; i < b; i++) j->buf[i] = 1.0f;
+}
+
+static void read_share(void *ctx, int64_t c) {
+    const read_job *j = ctx;
+    const int64_t a = c * j->per, b = a + j->per < j->n ? a + j->per : j->n;
+    const size_t len = (size_t)(b - a);
+    double s = j->isa >= VX_ISA_AVX512 ? read_sum512(j->buf + a, len) : read_sum256(j->buf + a, len);
+    if (s == 0) atomic_fetch_add(j->sink, 1); /* keeps the sum; never true for the buffer of ones */
+}
+
 double vx_peak_read_gbs(size_t bytes, int reps, int nthreads) {
     size_t n = bytes / sizeof(float) / 64 * 64;
     float *buf = aligned_alloc(64, n * sizeof(float));
     if (!buf) return 0;
-    int isa = vx_cpu_isa();
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-    for (size_t i = 0; i < n; i++) buf[i] = 1.0f; /* first touch by the thread that reads it */
+    if (nthreads < 1) nthreads = 1;
+    atomic_int sink = 0;
+    const int64_t per = ((int64_t)n / nthreads + 63) / 64 * 64;
+    read_job j = {buf, vx_cpu_isa(), (int64_t)n, per > 64 ? per : 64, &sink};
+    vx_pool_for(nthreads, (int64_t)n, 64, fill_range, &j);
+    const int64_t shares = ((int64_t)n + j.per - 1) / j.per;
     double best = 1e30;
-    volatile double sink = 0;
     for (int r = 0; r < reps; r++) {
-        double t0 = vx_now_s(), s = 0;
-#pragma omp parallel num_threads(nthreads) reduction(+ : s)
-        {
-            VX_OMP_THREAD(t, nt);
-            size_t per = n / (size_t)nt / 64 * 64, a = (size_t)t * per, len = t == nt - 1 ? n - a : per;
-            s += isa >= VX_ISA_AVX512 ? read_sum512(buf + a, len) : read_sum256(buf + a, len);
-        }
+        double t0 = vx_now_s();
+        vx_pool_run(nthreads, shares, read_share, &j);
         double dt = vx_now_s() - t0;
-        sink += s;
         if (dt < best) best = dt;
     }
-    (void)sink;
     free(buf);
     return (double)n * sizeof(float) / best / 1e9;
 }
@@ -97,6 +113,19 @@ static VX_TARGET_AVX512BF16_P double dpbf16_loop(long iters) {
     return _mm512_reduce_add_ps(s);
 }
 
+typedef struct {
+    int bf16, isa;
+    long iters;
+    atomic_int *sink;
+} flops_job;
+
+/* One loop per chunk, one chunk per thread. */
+static void flops_chunk(void *ctx, int64_t c) {
+    const flops_job *j = ctx;
+    double s = j->bf16 ? dpbf16_loop(j->iters) : j->isa >= VX_ISA_AVX512 ? fma_loop512(j->iters) : fma_loop256(j->iters);
+    if (s == 0) atomic_fetch_add(j->sink, 1);
+}
+
 double vx_peak_gflops(int bf16, double seconds, int nthreads) {
     int isa = vx_cpu_isa();
     if (isa < VX_ISA_AVX2 || (bf16 && !vx_cpu_has_avx512bf16())) return 0;
@@ -104,17 +133,16 @@ double vx_peak_gflops(int bf16, double seconds, int nthreads) {
     double flop_it = bf16 ? 12.0 * 16 * 4 : 12.0 * (isa >= VX_ISA_AVX512 ? 16 : 8) * 2;
     long iters = 1 << 20;
     double best = 0;
-    volatile double sink = 0;
+    atomic_int sink = 0;
+    flops_job j = {bf16, isa, iters, &sink};
+    if (nthreads < 1) nthreads = 1;
     double end = vx_now_s() + seconds;
     do {
-        double t0 = vx_now_s(), s = 0;
-#pragma omp parallel num_threads(nthreads) reduction(+ : s)
-        s += bf16 ? dpbf16_loop(iters) : isa >= VX_ISA_AVX512 ? fma_loop512(iters) : fma_loop256(iters);
+        double t0 = vx_now_s();
+        vx_pool_run(nthreads, nthreads, flops_chunk, &j);
         double dt = vx_now_s() - t0;
-        sink += s;
         double r = flop_it * (double)iters * nthreads / dt / 1e9;
         if (r > best) best = r;
     } while (vx_now_s() < end);
-    (void)sink;
     return best;
 }

@@ -2,13 +2,11 @@
  * conversion of weight matrices. */
 #include "kernels/precision.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "base/threads.h"
 #include "kernels/isa.h"
 
@@ -105,24 +103,25 @@ void vx_f32_to_bf16_isa(int isa, uint16_t *dst, const float *src, size_t n) {
     else cvt_scalar(dst, src, n);
 }
 
+typedef struct {
+    int isa;
+    uint16_t *dst;
+    const float *src;
+} bf16_job;
+
+static void bf16_range(void *ctx, int64_t a, int64_t b) {
+    const bf16_job *j = ctx;
+    vx_f32_to_bf16_isa(j->isa, j->dst + a, j->src + a, (size_t)(b - a));
+}
+
 void vx_f32_to_bf16_n(uint16_t *dst, const float *src, size_t n, int nthreads) {
     int isa = vx_cpu_isa();
     if (n < (1u << 20) || nthreads <= 1) {
         vx_f32_to_bf16_isa(isa, dst, src, n);
         return;
     }
-#pragma omp parallel num_threads(nthreads)
-    {
-#ifdef _OPENMP
-        size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-#else
-        size_t t = 0, nt = 1;
-#endif
-        size_t step = (n + nt - 1) / nt;
-        step = (step + 15) / 16 * 16;
-        size_t a = t * step < n ? t * step : n, b = a + step < n ? a + step : n;
-        vx_f32_to_bf16_isa(isa, dst + a, src + a, b - a);
-    }
+    bf16_job j = {isa, dst, src};
+    vx_pool_for(nthreads, (int64_t)n, 16, bf16_range, &j);
 }
 
 /* ---- q8 quantization (layout: precision.h) ---- */
@@ -159,17 +158,28 @@ static void q8_row(uint8_t *d, const void *src, vx_dtype dt, int64_t n) {
     }
 }
 
+typedef struct {
+    uint8_t *rows;
+    const vx_mat *src;
+} q8_job;
+
+static void q8_rows(void *ctx, int64_t r0, int64_t r1) {
+    const q8_job *j = ctx;
+    const int64_t C = j->src->cols, RS = vx_q8_row_bytes(C);
+    const size_t es = vx_dtype_size(j->src->dtype);
+    for (int64_t r = r0; r < r1; r++)
+        q8_row(j->rows + r * RS, (const char *)j->src->data + (size_t)r * (size_t)C * es, j->src->dtype, C);
+}
+
 vx_mat vx_q8_quantize(void *buf, const vx_mat *src, int nthreads) {
-    const int64_t R = src->rows, C = src->cols, RS = vx_q8_row_bytes(C);
+    const int64_t R = src->rows, C = src->cols;
     vx_q8 *h = buf;
     uint8_t *rows = (uint8_t *)buf + 64;
     h->q = (const int8_t *)rows;
     h->scale = NULL;
-    const size_t es = vx_dtype_size(src->dtype);
     if ((double)R * C < (1 << 20)) nthreads = 1;
-#pragma omp parallel for num_threads(nthreads > 0 ? nthreads : 1) schedule(static)
-    for (int64_t r = 0; r < R; r++)
-        q8_row(rows + r * RS, (const char *)src->data + (size_t)r * (size_t)C * es, src->dtype, C);
+    q8_job j = {rows, src};
+    vx_pool_for(nthreads, R, 1, q8_rows, &j);
     return (vx_mat){.dtype = VX_Q8, .rows = R, .cols = C, .data = buf};
 }
 

@@ -9,6 +9,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/pool.h"
+#include "base/threads.h"
+
 typedef struct syn_tensor {
     char *name;
     vx_dtype dt;
@@ -86,6 +89,17 @@ static void fill(const syn_tensor *t, uint8_t *dst, uint64_t seed) {
     }
 }
 
+typedef struct {
+    const vx_synth *s;
+    uint8_t *map;
+    const size_t *offs;
+} fill_job;
+
+static void fill_tensor(void *ctx, int64_t i) {
+    const fill_job *j = ctx;
+    fill(&j->s->t[i], j->map + j->offs[i], j->s->seed + (uint64_t)i);
+}
+
 vocis_status vx_synth_open(vx_synth *s, vx_weights **out, vx_err *err) {
     cJSON *root = cJSON_CreateObject();
     if (!root) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
@@ -131,8 +145,8 @@ vocis_status vx_synth_open(vx_synth *s, vx_weights **out, vx_err *err) {
     offs[0] = 8 + hlen;
     for (int i = 0; i < s->n; i++) offs[i + 1] = offs[i] + numel(&s->t[i]) * vx_dtype_size(s->t[i].dt);
     /* tensors are seeded independently, so filling them in parallel gives the same bytes */
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int i = 0; i < s->n; i++) fill(&s->t[i], map + offs[i], s->seed + (uint64_t)i);
+    fill_job fj = {s, map, offs};
+    vx_pool_run(vx_default_threads(), s->n, fill_tensor, &fj);
     free(offs);
     munmap(map, total);
     char path[64];

@@ -15,6 +15,12 @@ G=$DATA/chatterbox/golden/03_s3tokenizer.safetensors
     s3gen_log_mel:2e-4 s3gen_mel_len:exact s3gen_tokens:exact s3gen_token_lens:exact \
     t3cond_log_mel:2e-4 t3cond_mel_len:exact t3cond_tokens:exact t3cond_token_lens:exact \
     t3cond_prompt_tokens:exact s3gen_prompt_tokens:exact
+# the same bits with 1 and 3 threads as with 2 (fixed chunks, each output written by one of them)
+for t in 1 3; do
+    "$VOCIS" debug s3tokenizer --model "$M" --in "$IN" --out "$SCRATCH/s3tok$t.safetensors" --threads $t
+    "$CMP" "$SCRATCH/s3tok.safetensors" "$SCRATCH/s3tok$t.safetensors" s3gen_log_mel:exact s3gen_tokens:exact \
+        t3cond_log_mel:exact t3cond_tokens:exact
+done
 
 # write_st FILE HEADER_JSON DATA_BYTES: a safetensors file by hand (zero-filled data).
 write_st() {

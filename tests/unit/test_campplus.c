@@ -134,9 +134,9 @@ static void test_campplus_random(void) {
     float *x8 = malloc(sizeof(float) * (size_t)n8);
     tl_fill_random(x8, (size_t)n8, 12);
     CHECK(vx_campplus_embed(c, x8, n8, a, NULL, NULL, 1, &err) == VOCIS_OK);
-    for (int nt = 2; nt <= 5; nt += 3) {
+    for (int nt = 2; nt <= 5; nt += 3) { /* the slabs do not depend on the thread count: the same bits */
         CHECK(vx_campplus_embed(c, x8, n8, b, NULL, NULL, nt, &err) == VOCIS_OK);
-        CHECK_CLOSE(a, b, 12, 1e-5);
+        CHECK_MSG(memcmp(a, b, sizeof(float) * 12) == 0, "8 s embedding, %d threads vs 1", nt);
     }
     free(x8);
     /* shortest input: 720 samples (3 frames, 2 after the TDNN); one less is rejected */
@@ -181,7 +181,7 @@ static void test_partition(void) {
         if (got && C2 == C && T2 == T) {
             printf("  frame-level output, %d threads vs 1: max |diff| %.3g\n", nt,
                    tl_max_abs_diff(ref, got, (size_t)(C * T)));
-            CHECK_CLOSE(ref, got, (size_t)(C * T), 1e-5);
+            CHECK_MSG(memcmp(ref, got, sizeof(float) * (size_t)(C * T)) == 0, "frame-level output, %d threads vs 1", nt);
         }
         free(got);
         got = NULL;

@@ -1,5 +1,6 @@
 /* The thread pool (base/pool.h): every chunk runs exactly once for any
- * worker count and chunk count, at most nthreads threads take part, nested
+ * worker count and chunk count, at most nthreads threads take part, each
+ * in a slot of its own (vx_pool_slot), nested
  * and concurrent callers are correct, and the kernels on the pool (decode
  * linear f32/bf16/q8, decode attention) give the same bits for 1 … 8
  * threads. No timing. */
@@ -23,6 +24,10 @@ typedef struct {
     float out[MAX_CHUNKS];
     atomic_int calls[MAX_CHUNKS];
     pthread_t who[MAX_CHUNKS];
+    int slot[MAX_CHUNKS];
+    atomic_int in_use[8]; /* a slot's chunk is running */
+    atomic_int slot_bad;  /* slot out of range, shared by two running chunks, or not restored after nesting */
+    int nthreads;
     int nested; /* each chunk also runs a small region of its own */
 } sum_job;
 
@@ -32,18 +37,28 @@ static float chunk_value(int64_t c) {
     return s;
 }
 
-static void inner_chunk(void *ctx, int64_t c) { ((float *)ctx)[c] = chunk_value(c + 100); }
+/* a nested region (4 threads) sees slots of its own: 0 when it runs alone inside a pool chunk */
+static void inner_chunk(void *ctx, int64_t c) {
+    int s = vx_pool_slot();
+    ((float *)ctx)[c] = s >= 0 && s < 4 ? chunk_value(c + 100) : -1;
+}
 
 static void sum_chunk(void *ctx, int64_t c) {
     sum_job *j = ctx;
     atomic_fetch_add(&j->calls[c], 1);
     j->who[c] = pthread_self();
+    int s = vx_pool_slot(), max = j->nthreads > 1 ? j->nthreads : 1;
+    j->slot[c] = s;
+    int in_range = s >= 0 && s < max;
+    if (!in_range || atomic_exchange(&j->in_use[s], 1)) atomic_fetch_add(&j->slot_bad, 1);
     float v = chunk_value(c);
     if (j->nested) {
         float in[5];
         vx_pool_run(4, 5, inner_chunk, in);
         for (int i = 0; i < 5; i++) v += in[i];
     }
+    if (vx_pool_slot() != s) atomic_fetch_add(&j->slot_bad, 1);
+    if (in_range) atomic_store(&j->in_use[s], 0);
     j->out[c] = v;
 }
 
@@ -58,14 +73,19 @@ static float expected(int64_t c, int nested) {
 static int check_run(int nthreads, int64_t n, int nested) {
     sum_job *j = calloc(1, sizeof *j);
     j->nested = nested;
+    j->nthreads = nthreads;
     vx_pool_run(nthreads, n, sum_chunk, j);
-    int bad = 0, threads = 0;
+    int bad = atomic_load(&j->slot_bad), threads = 0;
     for (int64_t c = 0; c < MAX_CHUNKS; c++) {
         int calls = atomic_load(&j->calls[c]);
         if (calls != (c < n) || (c < n && j->out[c] != expected(c, nested))) bad++;
         if (c >= n) continue;
         int seen = 0;
-        for (int64_t d = 0; d < c && !seen; d++) seen = pthread_equal(j->who[d], j->who[c]);
+        for (int64_t d = 0; d < c && !seen; d++)
+            if (pthread_equal(j->who[d], j->who[c])) {
+                seen = 1;
+                bad += j->slot[d] != j->slot[c]; /* one thread, one slot per region */
+            }
         threads += !seen;
     }
     if (threads > (nthreads > 1 ? nthreads : 1)) bad++;
@@ -88,6 +108,35 @@ static void test_chunk_items(void) {
     CHECK(vx_pool_chunk_items(1000, 16, 3) == 48);
     CHECK(vx_pool_chunk_items(5, 16, 8) == 16);
     CHECK(vx_pool_chunk_items(0, 4, 1) == 4);
+}
+
+/* vx_pool_for: every item in exactly one range, ranges aligned. */
+typedef struct {
+    atomic_int hits[MAX_CHUNKS];
+    int64_t align;
+    atomic_int bad;
+} range_check;
+
+static void range_fn(void *ctx, int64_t a, int64_t b) {
+    range_check *r = ctx;
+    if (a % r->align || a >= b) atomic_fetch_add(&r->bad, 1);
+    for (int64_t i = a; i < b; i++) atomic_fetch_add(&r->hits[i], 1);
+}
+
+static void test_for(void) {
+    static const int64_t lens[] = {0, 1, 5, 16, 17, 100, 999};
+    for (int nt = 1; nt <= 5; nt++)
+        for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++)
+            for (int64_t align = 1; align <= 16; align *= 4) {
+                range_check *r = calloc(1, sizeof *r);
+                r->align = align;
+                vx_pool_for(nt, lens[i], align, range_fn, r);
+                int bad = atomic_load(&r->bad);
+                for (int64_t k = 0; k < MAX_CHUNKS; k++) bad += atomic_load(&r->hits[k]) != (k < lens[i]);
+                CHECK_MSG(bad == 0, "vx_pool_for threads=%d len=%lld align=%lld", nt, (long long)lens[i],
+                          (long long)align);
+                free(r);
+            }
 }
 
 /* Several threads call the pool at once, with thread counts 1 … 8. */
@@ -176,6 +225,7 @@ int main(int argc, char **argv) {
     (void)argc, (void)argv;
     test_chunk_items();
     test_chunks();
+    test_for();
     test_concurrent();
     test_kernels();
     return tl_finish("test_pool");

@@ -7,11 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "audio/fbank.h"
+#include "base/pool.h"
 #include "kernels/conv.h"
 #include "kernels/kernels.h"
 
@@ -433,19 +430,25 @@ vocis_status vx_campplus_random(int64_t init_ch, int64_t growth, int64_t bn_size
 
 /* ============================================================== forward
  *
- * Threads split the time axis of the trunk (T frames after the TDNN) into one slab of columns
- * each, and stay in ONE parallel region for the whole network:
- *   - the head is computed per thread on the fbank columns its TDNN slab needs, widened by one
+ * The time axis of the trunk (T frames after the TDNN) is cut into slabs of columns, their
+ * count set by T alone (so the result does not depend on the thread count), and each stage
+ * below is one pool region with a chunk per slab:
+ *   - the head is computed per slab on the fbank columns its TDNN slab needs, widened by one
  *     column per 3×3 conv on each side (each conv treats the window edge as zero padding, so
  *     errors creep in by one column per conv and never reach the used part);
  *   - TDNN, the 1×1 convs, BN/ReLU and the transits are column-local;
  *   - a CAM-dense layer needs the time-mean of its bottleneck output (the gate context) and a
- *     halo of `dilation` columns for the local conv: one barrier per layer, with the bottleneck
- *     buffer and the partial segment sums double-buffered so that no second barrier is needed.
- * Every GEMM is single-threaded on a slab (vx_gemm_f32 with 1 thread). */
+ *     halo of `dilation` columns for the local conv: its second half (dense_b) starts a new
+ *     region, and the column-local work up to the next layer's bottleneck (dense_a) joins it;
+ *     the bottleneck buffer and the partial segment sums are double-buffered so that a slab's
+ *     dense_a of layer j + 1 never overwrites what another slab's dense_b of layer j reads.
+ * Every GEMM is single-threaded on a slab (vx_gemm_f32 with 1 thread); the window, im2col and
+ * gate scratch belong to the pool slot, the partial sums to the slab. */
 
 #define TILE_BYTES 524288 /* im2col columns per tile: ~512 KiB */
-#define HEAD_PIECE 320    /* TDNN frames whose head a thread computes in one go (~650 fbank columns) */
+#define HEAD_PIECE 320    /* TDNN frames whose head a slab computes in one go (~650 fbank columns) */
+#define SLAB_FRAMES 48    /* trunk frames per slab at least (each slab recomputes a head halo) */
+#define MAX_SLABS 32
 
 static int64_t tile_for(int64_t K) {
     int64_t t = (TILE_BYTES / 4 / K) & ~(int64_t)15;
@@ -557,13 +560,13 @@ typedef struct fwd {
     const vx_campplus *c;
     const float *img; /* fbank image [feat][m] */
     int64_t m, T, nseg;
-    int nt;
+    int nslab;
     float *x, *u;     /* [cmax][T]: block activations (appended in place), BN+ReLU copy */
     float *h[2];      /* [bneck][T]: bottleneck output, alternating between layers */
-    double *part[2];  /* [nt][bneck][nseg]: per-thread segment sums of h, alternating */
-    float **win;      /* per thread: head window buffers, 3·hc·feat·wmax + hc·head_f·wmax */
-    float **cols;     /* per thread: im2col tile */
-    float **gate;     /* per thread: ctx [nseg][bneck], z1 [nseg][mid], gate [nseg][growth] */
+    double *part[2];  /* [nslab][bneck][nseg]: per-slab segment sums of h, alternating */
+    float **win;      /* per pool slot: head window buffers, 3·hc·feat·wmax + hc·head_f·wmax */
+    float **cols;     /* per pool slot: im2col tile */
+    float **gate;     /* per pool slot: ctx [nseg][bneck], z1 [nseg][mid], gate [nseg][growth] */
     int64_t wmax;
 } fwd;
 
@@ -582,11 +585,11 @@ static void head_window(const fwd *F, int64_t t0, int64_t t1, int64_t *lo, int64
     *hi = b + halo(c) < F->m ? b + halo(c) : F->m;
 }
 
-static void head_slab(const fwd *F, int tid, int64_t lo, int64_t hi, float *hout) {
+static void head_slab(const fwd *F, int slot, int64_t lo, int64_t hi, float *hout) {
     const vx_campplus *c = F->c;
     const int64_t W = hi - lo, n = c->head_ch * c->feat * W;
-    float *buf[3] = {F->win[tid], F->win[tid] + n, F->win[tid] + 2 * n};
-    float *cols = F->cols[tid];
+    float *buf[3] = {F->win[slot], F->win[slot] + n, F->win[slot] + 2 * n};
+    float *cols = F->cols[slot];
     /* the window of the image goes into buf[1] (free until the first block's conv1) */
     for (int64_t f = 0; f < c->feat; f++) memcpy(buf[1] + f * W, F->img + f * F->m + lo, sizeof(float) * (size_t)W);
     int64_t H = c->feat;
@@ -610,16 +613,17 @@ static void head_slab(const fwd *F, int tid, int64_t lo, int64_t hi, float *hout
     conv2d(&c->conv2, buf[ix], H, W, hout, NULL, 1, cols); /* [hc][head_f][W] = [flat][W] */
 }
 
-/* CAM-dense layer j of a block (dilation dil) on columns [t0, t1); appends growth rows to x. */
-static void dense_slab(const fwd *F, const cp_dense *d, int j, int64_t dil, int tid, int64_t t0, int64_t t1) {
+/* CAM-dense layer j, first half, on slab `slab` = columns [t0, t1): the bottleneck h and its
+ * partial segment sums. */
+static void dense_a(const fwd *F, const cp_dense *d, int j, int slab, int slot, int64_t t0, int64_t t1) {
     const vx_campplus *c = F->c;
-    const int64_t T = F->T, bn = c->bneck, g = c->growth, mid = c->mid, nseg = F->nseg, S = VX_CAMPPLUS_SEG;
-    float *h = F->h[j & 1], *cols = F->cols[tid];
+    const int64_t T = F->T, bn = c->bneck, nseg = F->nseg, S = VX_CAMPPLUS_SEG;
+    float *h = F->h[j & 1], *cols = F->cols[slot];
     double *part = F->part[j & 1];
     bn_relu(F->u, F->x, &d->bn1, d->cin, T, t0, t1);
     conv1d_slab(F->u, T, 0, T, d->cin, d->w1, bn, 1, 1, 1, 0, t0, t1, h, T, d->b1, 1, cols);
     /* partial sums of every 100-frame segment over this slab's columns */
-    double *pt = part + (size_t)tid * (size_t)(bn * nseg);
+    double *pt = part + (size_t)slab * (size_t)(bn * nseg);
     memset(pt, 0, sizeof(double) * (size_t)(bn * nseg));
     for (int64_t ch = 0; ch < bn; ch++) {
         const float *hc = h + ch * T;
@@ -630,19 +634,27 @@ static void dense_slab(const fwd *F, const cp_dense *d, int j, int64_t dil, int 
             pt[ch * nseg + sg] += s;
         }
     }
-#pragma omp barrier
+}
+
+/* Second half, once every slab's dense_a has run: the gate and the local branch; appends
+ * growth rows to x. */
+static void dense_b(const fwd *F, const cp_dense *d, int j, int64_t dil, int slot, int64_t t0, int64_t t1) {
+    const vx_campplus *c = F->c;
+    const int64_t T = F->T, bn = c->bneck, g = c->growth, mid = c->mid, nseg = F->nseg, S = VX_CAMPPLUS_SEG;
+    float *h = F->h[j & 1], *cols = F->cols[slot];
+    const double *part = F->part[j & 1];
     /* context = time-mean + segment mean; constant within a segment, so the gate's two 1×1
      * convs run once per segment of this slab */
     const int64_t s0 = t0 / S, s1 = (t1 - 1) / S + 1;
-    float *ctx = F->gate[tid], *z1 = ctx + nseg * bn, *gate = z1 + nseg * mid;
+    float *ctx = F->gate[slot], *z1 = ctx + nseg * bn, *gate = z1 + nseg * mid;
     for (int64_t ch = 0; ch < bn; ch++) {
         double tot = 0.0;
         for (int64_t sg = 0; sg < nseg; sg++)
-            for (int k = 0; k < F->nt; k++) tot += part[((size_t)k * bn + ch) * nseg + sg];
+            for (int k = 0; k < F->nslab; k++) tot += part[((size_t)k * bn + ch) * nseg + sg];
         const float mean = (float)(tot / (double)T);
         for (int64_t sg = s0; sg < s1; sg++) {
             double s = 0.0;
-            for (int k = 0; k < F->nt; k++) s += part[((size_t)k * bn + ch) * nseg + sg];
+            for (int k = 0; k < F->nslab; k++) s += part[((size_t)k * bn + ch) * nseg + sg];
             const int64_t len = (sg + 1) * S < T ? S : T - sg * S;
             ctx[sg * bn + ch] = mean + (float)(s / (double)len);
         }
@@ -661,7 +673,7 @@ static void dense_slab(const fwd *F, const cp_dense *d, int j, int64_t dil, int 
             gs[o] = 1.0f / (1.0f + expf(-acc));
         }
     }
-    /* local branch (needs h on dil columns beyond the slab: complete after the barrier) */
+    /* local branch (needs h on dil columns beyond the slab: complete after dense_a's region) */
     float *y = F->x + d->cin * T;
     const int64_t pad = (c->local_k - 1) / 2 * dil;
     conv1d_slab(h, T, 0, T, bn, d->wl, g, c->local_k, 1, dil, pad, t0, t1, y, T, NULL, 0, cols);
@@ -671,29 +683,52 @@ static void dense_slab(const fwd *F, const cp_dense *d, int j, int64_t dil, int 
     }
 }
 
-static void forward_thread(const fwd *F, int tid) {
+/* Stage `stage` of slab `slab`: stage 0 = head, TDNN and dense_a of layer 0; stage j + 1 =
+ * dense_b of layer j, then the transit (and the output BN) where a block ends, and dense_a of
+ * layer j + 1. */
+typedef struct {
+    const fwd *F;
+    int stage;
+} stage_job;
+
+static void slab_stage(void *ctx_, int64_t slab_) {
+    const stage_job *job = ctx_;
+    const fwd *F = job->F;
     const vx_campplus *c = F->c;
-    const int64_t T = F->T, t0 = T * tid / F->nt, t1 = T * (tid + 1) / F->nt;
-    /* head + TDNN in pieces of at most HEAD_PIECE output frames (bounds the window memory) */
-    float *hout = F->win[tid] + 3 * c->head_ch * c->feat * F->wmax;
-    const int64_t flat = c->head_ch * c->head_f, tpad = (c->tdnn_k - 1) / 2;
-    for (int64_t a = t0; a < t1; a += HEAD_PIECE) {
-        const int64_t b = a + HEAD_PIECE < t1 ? a + HEAD_PIECE : t1;
-        int64_t lo, hi;
-        head_window(F, a, b, &lo, &hi);
-        head_slab(F, tid, lo, hi, hout);
-        conv1d_slab(hout, hi - lo, lo, F->m, flat, c->tdnn_w, c->init_ch, c->tdnn_k, 2, 1, tpad, a, b, F->x, T,
-                    c->tdnn_b, 1, F->cols[tid]);
-    }
+    const int slab = (int)slab_, slot = vx_pool_slot();
+    const int64_t T = F->T, t0 = T * slab / F->nslab, t1 = T * (slab + 1) / F->nslab;
     int j = 0; /* running layer index: selects the double buffers */
-    for (int b = 0; b < VX_CAMPPLUS_NBLOCKS; b++) {
-        for (int l = 0; l < c->nlayers[b]; l++, j++) dense_slab(F, &c->layers[b][l], j, DILATIONS[b], tid, t0, t1);
-        const int64_t cb = c->block_in[b] + c->nlayers[b] * c->growth;
-        bn_relu(F->u, F->x, &c->transit_bn[b], cb, T, t0, t1);
-        conv1d_slab(F->u, T, 0, T, cb, c->transit_w[b], c->block_out[b], 1, 1, 1, 0, t0, t1, F->x, T, NULL, 0,
-                    F->cols[tid]);
+    if (job->stage == 0) {
+        /* head + TDNN in pieces of at most HEAD_PIECE output frames (bounds the window memory) */
+        float *hout = F->win[slot] + 3 * c->head_ch * c->feat * F->wmax;
+        const int64_t flat = c->head_ch * c->head_f, tpad = (c->tdnn_k - 1) / 2;
+        for (int64_t a = t0; a < t1; a += HEAD_PIECE) {
+            const int64_t b = a + HEAD_PIECE < t1 ? a + HEAD_PIECE : t1;
+            int64_t lo, hi;
+            head_window(F, a, b, &lo, &hi);
+            head_slab(F, slot, lo, hi, hout);
+            conv1d_slab(hout, hi - lo, lo, F->m, flat, c->tdnn_w, c->init_ch, c->tdnn_k, 2, 1, tpad, a, b, F->x, T,
+                        c->tdnn_b, 1, F->cols[slot]);
+        }
+        dense_a(F, &c->layers[0][0], 0, slab, slot, t0, t1);
+        return;
     }
-    bn_relu(F->x, F->x, &c->out_bn, c->block_out[VX_CAMPPLUS_NBLOCKS - 1], T, t0, t1);
+    for (int b = 0; b < VX_CAMPPLUS_NBLOCKS; b++)
+        for (int l = 0; l < c->nlayers[b]; l++, j++) {
+            if (j != job->stage - 1) continue;
+            dense_b(F, &c->layers[b][l], j, DILATIONS[b], slot, t0, t1);
+            if (l + 1 < c->nlayers[b]) {
+                dense_a(F, &c->layers[b][l + 1], j + 1, slab, slot, t0, t1);
+                return;
+            }
+            const int64_t cb = c->block_in[b] + c->nlayers[b] * c->growth;
+            bn_relu(F->u, F->x, &c->transit_bn[b], cb, T, t0, t1);
+            conv1d_slab(F->u, T, 0, T, cb, c->transit_w[b], c->block_out[b], 1, 1, 1, 0, t0, t1, F->x, T, NULL, 0,
+                        F->cols[slot]);
+            if (b + 1 < VX_CAMPPLUS_NBLOCKS) dense_a(F, &c->layers[b + 1][0], j + 1, slab, slot, t0, t1);
+            else bn_relu(F->x, F->x, &c->out_bn, c->block_out[VX_CAMPPLUS_NBLOCKS - 1], T, t0, t1);
+            return;
+        }
 }
 
 vocis_status vx_campplus_frames(const vx_campplus *c, const float *fbank, int64_t m, float **out, int64_t *ch,
@@ -709,15 +744,16 @@ vocis_status vx_campplus_frames(const vx_campplus *c, const float *fbank, int64_
     const int64_t feat = c->feat, hc = c->head_ch, flat = hc * c->head_f;
     F.T = (m - 1) / 2 + 1; /* TDNN: k odd, stride 2, pad (k−1)/2 */
     const int64_t T = F.T;
-    F.nt = (int)(T / 32 < nthreads ? (T / 32 > 1 ? T / 32 : 1) : nthreads); /* at least 32 frames a slab */
+    F.nslab = (int)(T / SLAB_FRAMES < MAX_SLABS ? (T / SLAB_FRAMES > 1 ? T / SLAB_FRAMES : 1) : MAX_SLABS);
+    if (nthreads > F.nslab) nthreads = F.nslab;
     F.nseg = (T + VX_CAMPPLUS_SEG - 1) / VX_CAMPPLUS_SEG;
     int64_t cmax = 0;
     for (int b = 0; b < VX_CAMPPLUS_NBLOCKS; b++) {
         const int64_t cb = c->block_in[b] + c->nlayers[b] * c->growth;
         if (cb > cmax) cmax = cb;
     }
-    for (int t = 0; t < F.nt; t++) {
-        const int64_t t0 = T * t / F.nt, t1 = T * (t + 1) / F.nt;
+    for (int t = 0; t < F.nslab; t++) {
+        const int64_t t0 = T * t / F.nslab, t1 = T * (t + 1) / F.nslab;
         for (int64_t a = t0; a < t1; a += HEAD_PIECE) {
             int64_t lo, hi;
             head_window(&F, a, a + HEAD_PIECE < t1 ? a + HEAD_PIECE : t1, &lo, &hi);
@@ -731,12 +767,12 @@ vocis_status vx_campplus_frames(const vx_campplus *c, const float *fbank, int64_
     const int64_t colmax = TILE_BYTES / 4 > 16 * kmax ? TILE_BYTES / 4 : 16 * kmax;
     const size_t win_n = (size_t)(3 * hc * feat + flat) * (size_t)F.wmax;
     const size_t gate_n = (size_t)(F.nseg * (c->bneck + c->mid + c->growth));
-    const size_t per_thread = win_n + (size_t)colmax + gate_n;
+    const size_t per_slot = win_n + (size_t)colmax + gate_n;
 
     float *img = malloc(sizeof(float) * (size_t)(feat * m));
-    float *big = malloc(sizeof(float) * ((size_t)(2 * cmax * T + 2 * c->bneck * T) + per_thread * (size_t)F.nt));
-    double *parts = malloc(sizeof(double) * 2 * (size_t)(F.nt * c->bneck * F.nseg));
-    float **pt = malloc(sizeof(float *) * 3 * (size_t)F.nt);
+    float *big = malloc(sizeof(float) * ((size_t)(2 * cmax * T + 2 * c->bneck * T) + per_slot * (size_t)nthreads));
+    double *parts = malloc(sizeof(double) * 2 * (size_t)(F.nslab * c->bneck * F.nseg));
+    float **pt = malloc(sizeof(float *) * 3 * (size_t)nthreads);
     vocis_status st = VOCIS_OK;
     if (!img || !big || !parts || !pt) {
         st = vx_fail(err, VOCIS_E_NOMEM, "CAMPPlus: out of memory for %lld frames", (long long)m);
@@ -747,10 +783,10 @@ vocis_status vx_campplus_frames(const vx_campplus *c, const float *fbank, int64_
     F.h[0] = F.u + cmax * T;
     F.h[1] = F.h[0] + c->bneck * T;
     F.part[0] = parts;
-    F.part[1] = parts + F.nt * c->bneck * F.nseg;
-    F.win = pt, F.cols = pt + F.nt, F.gate = pt + 2 * F.nt;
-    for (int t = 0; t < F.nt; t++) {
-        F.win[t] = F.h[1] + c->bneck * T + per_thread * (size_t)t;
+    F.part[1] = parts + F.nslab * c->bneck * F.nseg;
+    F.win = pt, F.cols = pt + nthreads, F.gate = pt + 2 * nthreads;
+    for (int t = 0; t < nthreads; t++) {
+        F.win[t] = F.h[1] + c->bneck * T + per_slot * (size_t)t;
         F.cols[t] = F.win[t] + win_n;
         F.gate[t] = F.cols[t] + colmax;
     }
@@ -758,25 +794,11 @@ vocis_status vx_campplus_frames(const vx_campplus *c, const float *fbank, int64_
     for (int64_t t = 0; t < m; t++)
         for (int64_t f = 0; f < feat; f++) img[f * m + t] = fbank[t * feat + f];
     F.img = img;
-    /* The slabs assume a team of exactly F.nt threads; a smaller one (e.g. when called from inside
-     * another parallel region with nesting off) is detected and the work redone single-threaded. */
-    int short_team = 0;
-#pragma omp parallel num_threads(F.nt)
-    {
-#ifdef _OPENMP
-        const int tid = omp_get_thread_num(), team = omp_get_num_threads();
-#else
-        const int tid = 0, team = 1;
-#endif
-        if (team == F.nt) {
-            forward_thread(&F, tid);
-        } else if (tid == 0) {
-            short_team = 1;
-        }
-    }
-    if (short_team) {
-        free(img), free(big), free(parts), free(pt);
-        return vx_campplus_frames(c, fbank, m, out, ch, frames, 1, err);
+    int layers = 0;
+    for (int b = 0; b < VX_CAMPPLUS_NBLOCKS; b++) layers += c->nlayers[b];
+    for (int stage = 0; stage <= layers; stage++) {
+        stage_job job = {&F, stage};
+        vx_pool_run(nthreads, F.nslab, slab_stage, &job);
     }
 
     /* the output is the first rows of `big`; give back the scratch after them */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "kernels/conv.h"
 #include "kernels/ops_extra.h"
 #include "kernels/precision.h"
@@ -445,9 +446,46 @@ static void tconv(const vx_hift_conv *c, tmbuf x, tmbuf y, int64_t stride, int64
                         nthreads);
 }
 
+/* Elementwise steps of the generator, on the pool above `min` elements. */
+enum { EW_LRELU, EW_ELU, EW_ADD, EW_AVG_LRELU };
+typedef struct {
+    int op;
+    float *x;
+    const float *r, *acc;
+    float slope;
+} ew_job;
+
+static void ew_range(void *ctx, int64_t a, int64_t b) {
+    const ew_job *j = ctx;
+    float *x = j->x;
+    const float slope = j->slope;
+    switch (j->op) {
+    case EW_LRELU: /* branch-free */
+        for (int64_t i = a; i < b; i++) x[i] = fmaxf(x[i], 0.0f) + slope * fminf(x[i], 0.0f);
+        break;
+    case EW_ELU: /* ELU(1) */
+        for (int64_t i = a; i < b; i++) x[i] = x[i] > 0.0f ? x[i] : expf(x[i]) - 1.0f;
+        break;
+    case EW_ADD:
+        for (int64_t i = a; i < b; i++) x[i] += j->r[i];
+        break;
+    case EW_AVG_LRELU: /* x = lrelu((acc + r) / 3) = v ≥ 0 ? v : slope·v, branch-free */
+        for (int64_t i = a; i < b; i++) {
+            float v = (j->acc[i] + j->r[i]) / (float)VX_HIFT_NKERNELS;
+            x[i] = fmaxf(v, 0.0f) + slope * fminf(v, 0.0f);
+        }
+        break;
+    }
+}
+
+static void elementwise(int op, float *x, const float *r, const float *acc, float slope, int64_t n, int64_t min,
+                        int nthreads) {
+    ew_job j = {op, x, r, acc, slope};
+    vx_pool_for(n > min ? nthreads : 1, n, 16, ew_range, &j);
+}
+
 static void leaky_relu(float *x, int64_t n, float slope, int nthreads) {
-#pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) x[i] = fmaxf(x[i], 0.0f) + slope * fminf(x[i], 0.0f); /* branch-free */
+    elementwise(EW_LRELU, x, NULL, NULL, slope, n, 65536, nthreads);
 }
 
 /* ResBlock in place: x += conv2(snake(conv1(snake(x, a1), dil d_j), a2)) for j = 0..2 (upstream:
@@ -481,8 +519,7 @@ vocis_status vx_hift_f0(const vx_hift *h, const float *mel, int64_t tm, float *f
     for (int i = 0; i < VX_HIFT_NCONDNET; i++) {
         float *y = (i % 2) ? b : a;
         conv(&h->condnet[i], x, tm, y, 1, 1, 1, nthreads); /* k 3, pad 1 */
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (C * tm > 32768)
-        for (int64_t j = 0; j < C * tm; j++) y[j] = y[j] > 0.0f ? y[j] : expf(y[j]) - 1.0f; /* ELU(1) */
+        elementwise(EW_ELU, y, NULL, NULL, 0, C * tm, 32768, nthreads);
         x = y;
     }
     /* f0[t] = |classifier(x[:, t])| */
@@ -504,11 +541,57 @@ static int64_t upsample_src(int64_t n, int64_t tm) {
     return i < tm - 1 ? i : tm - 1;
 }
 
+typedef struct {
+    const vx_hift *h;
+    const float *f0;
+    int64_t tm;
+    const float *phase, *noise;
+    float *source, *terms;
+} source_job;
+
+/* harmonic hh: a_h · e_h into its row of terms, or added to source when run alone */
+static void source_harmonic(void *ctx, int64_t hh) {
+    const source_job *j = ctx;
+    const vx_hift *h = j->h;
+    const float *f0 = j->f0, *phase = j->phase, *noise = j->noise;
+    const int64_t tm = j->tm, tw = tm * VX_HIFT_HOP;
+    const float two_pi = (float)(2.0 * M_PI);
+    const float unvoiced_amp = (float)(0.1 / 3.0); /* sine_amp / 3 */
+    float *source = j->source, *terms = j->terms;
+    const float ph = hh == 0 ? 0.0f : (phase ? phase[hh] : 0.0f);
+    const float mult = (float)(hh + 1), a = h->lin_w[hh];
+    const float *nz = noise ? noise + (int64_t)hh * tw : NULL;
+    float *dst = terms ? terms + (int64_t)hh * tw : NULL;
+    double acc = 0.0; /* torch's CPU cumsum accumulates in double */
+    for (int64_t n = 0; n < tw; n++) {
+        const float fu = f0[upsample_src(n, tm)];
+        const float fn = fu * mult / (float)VX_HIFT_SR; /* f0 · (i+1) / sampling_rate */
+        acc += (double)fn;
+        const float cs = (float)acc;
+        const float theta = two_pi * (cs - floorf(cs)); /* 2π · (cumsum % 1) */
+        const float sine = NSF_ALPHA * sinf(theta + ph);
+        const float uv = fu > NSF_VOICED ? 1.0f : 0.0f;
+        const float namp = uv * NSF_SIGMA + (1.0f - uv) * unvoiced_amp;
+        const float e = sine * uv + (nz ? namp * nz[n] : 0.0f);
+        if (dst) dst[n] = a * e;
+        else source[n] += a * e;
+    }
+}
+
+static void source_tanh(void *ctx, int64_t a, int64_t b) {
+    const source_job *j = ctx;
+    const int64_t tw = j->tm * VX_HIFT_HOP;
+    for (int64_t n = a; n < b; n++) {
+        float v = j->source[n];
+        if (j->terms)
+            for (int hh = 0; hh < VX_HIFT_NB_HARM; hh++) v += j->terms[(int64_t)hh * tw + n];
+        j->source[n] = tanhf(v);
+    }
+}
+
 void vx_hift_source(const vx_hift *h, const float *f0, int64_t tm, const float *phase, const float *noise,
                     float *source, int nthreads) {
     const int64_t tw = tm * VX_HIFT_HOP;
-    const float two_pi = (float)(2.0 * M_PI);
-    const float unvoiced_amp = (float)(0.1 / 3.0); /* sine_amp / 3 */
     /* source[n] = tanh(b + Σ_h a_h · e_h[n]); harmonics run sequentially (running phase), chunks of n
      * in parallel would need the prefix sums: instead each thread owns a range of n and first sums
      * its prefix. With Tw ≤ a few 10^5 a single pass per harmonic is cheap; keep it simple. */
@@ -516,38 +599,28 @@ void vx_hift_source(const vx_hift *h, const float *f0, int64_t tm, const float *
      * `terms` and the rows are summed in harmonic order afterwards (the same bits as the serial sum). */
     float *terms = nthreads > 1 && tw > 16384 ? malloc(sizeof(float) * (size_t)(VX_HIFT_NB_HARM * tw)) : NULL;
     for (int64_t n = 0; n < tw; n++) source[n] = h->lin_b;
-#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) if (terms)
-    for (int hh = 0; hh < VX_HIFT_NB_HARM; hh++) {
-        const float ph = hh == 0 ? 0.0f : (phase ? phase[hh] : 0.0f);
-        const float mult = (float)(hh + 1), a = h->lin_w[hh];
-        const float *nz = noise ? noise + (int64_t)hh * tw : NULL;
-        float *dst = terms ? terms + (int64_t)hh * tw : NULL;
-        double acc = 0.0; /* torch's CPU cumsum accumulates in double */
-        for (int64_t n = 0; n < tw; n++) {
-            const float fu = f0[upsample_src(n, tm)];
-            const float fn = fu * mult / (float)VX_HIFT_SR; /* f0 · (i+1) / sampling_rate */
-            acc += (double)fn;
-            const float cs = (float)acc;
-            const float theta = two_pi * (cs - floorf(cs)); /* 2π · (cumsum % 1) */
-            const float sine = NSF_ALPHA * sinf(theta + ph);
-            const float uv = fu > NSF_VOICED ? 1.0f : 0.0f;
-            const float namp = uv * NSF_SIGMA + (1.0f - uv) * unvoiced_amp;
-            const float e = sine * uv + (nz ? namp * nz[n] : 0.0f);
-            if (dst) dst[n] = a * e;
-            else source[n] += a * e;
-        }
-    }
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (tw > 65536)
-    for (int64_t n = 0; n < tw; n++) {
-        float v = source[n];
-        if (terms)
-            for (int hh = 0; hh < VX_HIFT_NB_HARM; hh++) v += terms[(int64_t)hh * tw + n];
-        source[n] = tanhf(v);
-    }
+    source_job sj = {h, f0, tm, phase, noise, source, terms};
+    vx_pool_run(terms ? nthreads : 1, VX_HIFT_NB_HARM, source_harmonic, &sj);
+    vx_pool_for(tw > 65536 ? nthreads : 1, tw, 16, source_tanh, &sj);
     free(terms);
 }
 
 /* ================================================================ decode */
+
+/* The STFT's (and the ISTFT's) frames on the pool: each frame is computed on its own. */
+typedef struct {
+    const double (*ct)[VX_HIFT_NFFT], (*st)[VX_HIFT_NFFT];
+    const float *s;
+    int64_t tw;
+    float *spec;
+    const vx_hift *h;
+    /* ISTFT */
+    const float *x;
+    float *fr, *mag_out, *phase_out;
+    int64_t nf;
+} stft_job;
+
+static void stft_frames(void *ctx, int64_t f0, int64_t f1);
 
 /* Centred STFT (n_fft 16, hop 4, periodic Hann, reflect pad 8): s [tw] → spec [nf][18] (time-major),
  * columns 0..8 real, 9..17 imaginary, nf = tw/4 + 1. */
@@ -559,9 +632,17 @@ static void source_stft(const vx_hift *h, const float *s, int64_t tw, float *spe
             ct[k][n] = cos(ang) * h->window[n];
             st[k][n] = -sin(ang) * h->window[n];
         }
-    const int64_t half = VX_HIFT_NFFT / 2;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nf > 4096)
-    for (int64_t f = 0; f < nf; f++) {
+    stft_job j = {ct, st, s, tw, spec, h, NULL, NULL, NULL, NULL, nf};
+    vx_pool_for(nf > 4096 ? nthreads : 1, nf, 1, stft_frames, &j);
+}
+
+static void stft_frames(void *ctx, int64_t f0, int64_t f1) {
+    const stft_job *j = ctx;
+    const double(*ct)[VX_HIFT_NFFT] = j->ct, (*st)[VX_HIFT_NFFT] = j->st;
+    const float *s = j->s;
+    float *spec = j->spec;
+    const int64_t tw = j->tw, half = VX_HIFT_NFFT / 2;
+    for (int64_t f = f0; f < f1; f++) {
         double fr[VX_HIFT_NFFT];
         for (int n = 0; n < VX_HIFT_NFFT; n++) {
             int64_t i = f * VX_HIFT_ISTFT_HOP + n - half; /* index into s with reflection */
@@ -580,6 +661,16 @@ static void source_stft(const vx_hift *h, const float *s, int64_t tw, float *spe
         }
     }
 }
+
+typedef struct {
+    const vx_hift *h;
+    const float *ola;
+    float *wav;
+    int64_t nf;
+} istft_out_job;
+
+static void istft_frames(void *ctx, int64_t f0, int64_t f1);
+static void istft_out(void *ctx, int64_t i0, int64_t i1);
 
 /* torch.istft(mag·e^{i·phase}, n_fft 16, hop 4, hann, center): x [nf][18] = conv_post output
  * (time-major), whose columns 0..8 become magnitude exp(·) and 9..17 phase sin(·). wav [4·(nf−1)],
@@ -602,8 +693,27 @@ static void istft(const vx_hift *h, const float *x, int64_t nf, float *wav, floa
      * per frame, stored after the OLA buffer's end in the caller's scratch) and overlap-added in
      * sequence. */
     float *fr = ola + len;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nf > 4096)
+    stft_job fj = {ct, st, NULL, 0, NULL, h, x, fr, mag_out, phase_out, nf};
+    vx_pool_for(nf > 4096 ? nthreads : 1, nf, 1, istft_frames, &fj);
     for (int64_t f = 0; f < nf; f++) {
+        float *o = ola + f * hop;
+        for (int n = 0; n < N; n++) o[n] += fr[f * N + n];
+    }
+    /* divide by the overlap-added squared window, drop n_fft/2 at both ends, clamp */
+    const int64_t tw = hop * (nf - 1);
+    istft_out_job oj = {h, ola, wav, nf};
+    vx_pool_for(tw > 65536 ? nthreads : 1, tw, 16, istft_out, &oj);
+}
+
+static void istft_frames(void *ctx, int64_t f0, int64_t f1) {
+    const stft_job *j = ctx;
+    const double(*ct)[VX_HIFT_NFFT] = j->ct, (*st)[VX_HIFT_NFFT] = j->st;
+    const float *x = j->x;
+    float *fr = j->fr, *mag_out = j->mag_out, *phase_out = j->phase_out;
+    const int64_t nf = j->nf;
+    const int N = VX_HIFT_NFFT;
+    const vx_hift *h = j->h;
+    for (int64_t f = f0; f < f1; f++) {
         float re[NBINS], im[NBINS];
         for (int k = 0; k < NBINS; k++) {
             float m = expf(x[f * NSPEC + k]);
@@ -620,24 +730,24 @@ static void istft(const vx_hift *h, const float *x, int64_t nf, float *wav, floa
             fr[f * N + n] = (float)v * h->window[n];
         }
     }
-    for (int64_t f = 0; f < nf; f++) {
-        float *o = ola + f * hop;
-        for (int n = 0; n < N; n++) o[n] += fr[f * N + n];
-    }
-    /* divide by the overlap-added squared window, drop n_fft/2 at both ends, clamp */
-    const int64_t tw = hop * (nf - 1), half = N / 2;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (tw > 65536)
-    for (int64_t i = 0; i < tw; i++) {
+}
+
+static void istft_out(void *ctx, int64_t i0, int64_t i1) {
+    const istft_out_job *c = ctx;
+    const float *ola = c->ola, *window = c->h->window;
+    const int N = VX_HIFT_NFFT, hop = VX_HIFT_ISTFT_HOP;
+    const int64_t nf = c->nf, half = N / 2;
+    for (int64_t i = i0; i < i1; i++) {
         int64_t j = i + half; /* index in the OLA buffer */
         int64_t f_lo = j - (N - 1) <= 0 ? 0 : (j - (N - 1) + hop - 1) / hop, f_hi = j / hop;
         if (f_hi > nf - 1) f_hi = nf - 1;
         float env = 0.0f;
         for (int64_t f = f_lo; f <= f_hi; f++) {
-            float wv = h->window[j - f * hop];
+            float wv = window[j - f * hop];
             env += wv * wv;
         }
         float y = ola[j] / env;
-        wav[i] = y > AUDIO_LIMIT ? AUDIO_LIMIT : (y < -AUDIO_LIMIT ? -AUDIO_LIMIT : y);
+        c->wav[i] = y > AUDIO_LIMIT ? AUDIO_LIMIT : (y < -AUDIO_LIMIT ? -AUDIO_LIMIT : y);
     }
 }
 
@@ -712,8 +822,7 @@ vocis_status vx_hift_decode(const vx_hift *h, const float *mel, int64_t tm, cons
         tmbuf r = tm_view(B[2], x.ch, x.len, P);
         tconv(sd, spec, r, sk, 1, spad, 0, nthreads);
         resblock(&h->source_rb[i], r, B[3], B[4], P, nthreads);
-#pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
-        for (int64_t j = 0; j < n; j++) x.x[j] += r.x[j];
+        elementwise(EW_ADD, x.x, r.x, NULL, 0, n, 65536, nthreads);
         /* x = (RB0(x) + RB1(x) + RB2(x)) / 3, summed in that order */
         tmbuf acc = tm_view(B[1], x.ch, x.len, P);
         for (int j = 0; j < VX_HIFT_NKERNELS; j++) {
@@ -722,15 +831,10 @@ vocis_status vx_hift_decode(const vx_hift *h, const float *mel, int64_t tm, cons
             resblock(&h->rb[i * VX_HIFT_NKERNELS + j], o, B[3], B[4], P, nthreads);
             if (j == 0) continue;
             if (j < VX_HIFT_NKERNELS - 1) {
-#pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
-                for (int64_t q = 0; q < n; q++) acc.x[q] += r.x[q];
+                elementwise(EW_ADD, acc.x, r.x, NULL, 0, n, 65536, nthreads);
             } else { /* the average, fused with the LeakyReLU that follows it (the next stage's or the final one) */
                 const float slope = i == VX_HIFT_NSTAGES - 1 ? 0.01f : LRELU_SLOPE;
-#pragma omp parallel for simd num_threads(nthreads) schedule(static) if (n > 65536)
-                for (int64_t q = 0; q < n; q++) {
-                    float v = (acc.x[q] + r.x[q]) / (float)VX_HIFT_NKERNELS;
-                    x.x[q] = fmaxf(v, 0.0f) + slope * fminf(v, 0.0f); /* = v ≥ 0 ? v : slope·v, branch-free */
-                }
+                elementwise(EW_AVG_LRELU, x.x, r.x, acc.x, slope, n, 65536, nthreads);
             }
         }
     }

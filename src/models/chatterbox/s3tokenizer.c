@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "audio/spectral.h"
+#include "base/pool.h"
 #include "kernels/conv.h"
 #include "kernels/kernels.h"
 
@@ -315,26 +316,87 @@ done:
 
 /* ================================================================ encoder (§7.2) */
 
+/* Fixed pieces (not thread-count dependent ones): the same vector/tail split for any thread count. */
+typedef struct {
+    float *y;
+    const float *x, *w, *b;
+    int64_t n, dim;
+    float eps;
+} piece_job;
+
+enum { GELU_PIECE = 16384, LN_PIECE = 16 };
+
+static void gelu_piece(void *ctx, int64_t c) {
+    const piece_job *j = ctx;
+    int64_t a = c * GELU_PIECE, b = a + GELU_PIECE < j->n ? a + GELU_PIECE : j->n;
+    vx_gelu(j->y + a, b - a);
+}
+
 /* Exact GELU over n values, split over threads. */
 static void gelu_par(float *x, int64_t n, int nthreads) {
-    const int64_t chunk = 16384;
-    const int64_t nc = (n + chunk - 1) / chunk;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nc > 1)
-    for (int64_t c = 0; c < nc; c++) {
-        int64_t a = c * chunk, b = a + chunk < n ? a + chunk : n;
-        vx_gelu(x + a, b - a);
-    }
+    piece_job j = {.y = x, .n = n};
+    vx_pool_run(nthreads, (n + GELU_PIECE - 1) / GELU_PIECE, gelu_piece, &j);
+}
+
+static void layernorm_piece(void *ctx, int64_t c) {
+    const piece_job *j = ctx;
+    int64_t a = c * LN_PIECE, e = a + LN_PIECE < j->n ? a + LN_PIECE : j->n;
+    vx_layernorm(j->y + a * j->dim, j->x + a * j->dim, j->w, j->b, e - a, j->dim, j->eps);
 }
 
 static void layernorm_par(float *y, const float *x, const float *w, const float *b, int64_t rows, int64_t dim,
                           float eps, int nthreads) {
-    const int64_t chunk = 16;
-    const int64_t nc = (rows + chunk - 1) / chunk;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nc > 1)
-    for (int64_t c = 0; c < nc; c++) {
-        int64_t a = c * chunk, e = a + chunk < rows ? a + chunk : rows;
-        vx_layernorm(y + a * dim, x + a * dim, w, b, e - a, dim, eps);
+    piece_job j = {y, x, w, b, rows, dim, eps};
+    vx_pool_run(nthreads, (rows + LN_PIECE - 1) / LN_PIECE, layernorm_piece, &j);
+}
+
+/* rows [i0, i1) of the block's rotary + scale on q, k and FSMN memory m (block_forward) */
+typedef struct {
+    const vx_s3tok *t;
+    const s3t_block *b;
+    float *q, *k, *m;
+    const float *v;
+    int64_t T;
+    float s;
+} rope_fsmn_job;
+
+static void rope_fsmn_rows(void *ctx, int64_t i0, int64_t i1) {
+    const rope_fsmn_job *j = ctx;
+    const vx_s3tok *t = j->t;
+    const int64_t C = t->state, K = t->fsmn_k, pl = (K - 1) / 2, T = j->T;
+    const int H = t->n_heads, hd = t->head_dim;
+    const float s = j->s;
+    for (int64_t i = i0; i < i1; i++) {
+        float *qi = j->q + i * C, *ki = j->k + i * C, *mi = j->m + i * C;
+        vx_rope_apply(qi, H, hd, t->inv_freq, i);
+        vx_rope_apply(ki, H, hd, t->inv_freq, i);
+        for (int64_t c = 0; c < C; c++) {
+            qi[c] *= s;
+            ki[c] *= s;
+        }
+        memset(mi, 0, sizeof(float) * (size_t)C);
+        for (int64_t jj = 0; jj < K; jj++) {
+            int64_t src = i + jj - pl;
+            if (src < 0 || src >= T) continue;
+            const float *vs = j->v + src * C, *wj = j->b->fsmn + jj * C;
+            for (int64_t c = 0; c < C; c++) mi[c] += wj[c] * vs[c];
+        }
+        const float *vi = j->v + i * C;
+        for (int64_t c = 0; c < C; c++) mi[c] += vi[c];
     }
+}
+
+typedef struct {
+    float *x;
+    const float *y;
+    int64_t T, C;
+} transpose_job;
+
+/* rows [i0, i1) of x [T][C] = y [C][T] transposed */
+static void transpose_rows(void *ctx, int64_t i0, int64_t i1) {
+    const transpose_job *j = ctx;
+    for (int64_t i = i0; i < i1; i++)
+        for (int64_t c = 0; c < j->C; c++) j->x[i * j->C + c] = j->y[c * j->T + i];
 }
 
 /* Working buffers of one encoder pass over T tokens. */
@@ -344,7 +406,7 @@ typedef struct s3t_work {
 
 /* One ResidualAttentionBlock on x [T][C] (time-major). */
 static void block_forward(const vx_s3tok *t, const s3t_block *b, s3t_work *w, int64_t T, int nthreads) {
-    const int64_t C = t->state, K = t->fsmn_k, pl = (K - 1) / 2;
+    const int64_t C = t->state;
     const int H = t->n_heads, hd = t->head_dim;
     float *x = w->x, *a = w->a, *q = w->q, *k = w->k, *v = w->v, *o = w->o, *m = w->m, *u = w->u;
 
@@ -357,25 +419,8 @@ static void block_forward(const vx_s3tok *t, const s3t_block *b, s3t_work *w, in
     /* per token i: rotary on q, k (position i), each then scaled by hd^(−1/4) as upstream; and the FSMN
      * memory of the un-rotated v: m[i] = Σ_j w[j] ⊙ v[i + j − pl] (zeros outside [0, T)) + v[i] */
     const float s = (float)pow((double)hd, -0.25);
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-    for (int64_t i = 0; i < T; i++) {
-        float *qi = q + i * C, *ki = k + i * C, *mi = m + i * C;
-        vx_rope_apply(qi, H, hd, t->inv_freq, i);
-        vx_rope_apply(ki, H, hd, t->inv_freq, i);
-        for (int64_t c = 0; c < C; c++) {
-            qi[c] *= s;
-            ki[c] *= s;
-        }
-        memset(mi, 0, sizeof(float) * (size_t)C);
-        for (int64_t j = 0; j < K; j++) {
-            int64_t src = i + j - pl;
-            if (src < 0 || src >= T) continue;
-            const float *vs = v + src * C, *wj = b->fsmn + j * C;
-            for (int64_t c = 0; c < C; c++) mi[c] += wj[c] * vs[c];
-        }
-        const float *vi = v + i * C;
-        for (int64_t c = 0; c < C; c++) mi[c] += vi[c];
-    }
+    rope_fsmn_job rj = {t, b, q, k, m, v, T, s};
+    vx_pool_for(nthreads, T, 1, rope_fsmn_rows, &rj);
 
     /* softmax(q kᵀ) v over all keys (scales already applied), heads concatenated */
     vx_attention(o, q, k, v, T, T, H, H, hd, C, 1.0f, 0, nthreads);
@@ -430,9 +475,8 @@ static vocis_status encode_pass(const vx_s3tok *t, const float *mel, int64_t fra
     vx_conv1d_params p2 = {C, C, 3, 2, 1, 1, 1, 1};
     vx_conv1d(y2, y1, 1, F1, &p2, &t->conv2, t->conv2_b, nthreads);
     gelu_par(y2, C * T, nthreads);
-#pragma omp parallel for num_threads(nthreads) schedule(static)
-    for (int64_t i = 0; i < T; i++)
-        for (int64_t c = 0; c < C; c++) w.x[i * C + c] = y2[c * T + i];
+    transpose_job tj = {w.x, y2, T, C};
+    vx_pool_for(nthreads, T, 1, transpose_rows, &tj);
 
     for (int l = 0; l < t->n_layers; l++) block_forward(t, &t->blocks[l], &w, T, nthreads);
 

@@ -1,7 +1,5 @@
 #include "models/chatterbox/t3_batch.h"
 
-#include "base/threads.h"
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +27,6 @@ struct vx_t3_batch {
     vx_kv_cache kv;         /* 2 · max_req sequences */
     float *x, *rows, *l, *q; /* step input [2·max_req][D], logits of a step [2·max_req][V], CFG row, scratch */
     int *seqs;
-    vx_thread_tuner tuner; /* threads per step: all, or one next to a busy neighbour */
 };
 
 vocis_status vx_t3_batch_new(const vx_t3 *t3, int max_requests, vx_t3_batch **out, vx_err *err) {
@@ -193,12 +190,8 @@ vocis_status vx_t3_batch_step(vx_t3_batch *b, int nthreads, vx_err *err) {
         }
     }
     if (nrows == 0) return VOCIS_OK;
-    if (b->tuner.max != nthreads) vx_tuner_init(&b->tuner, nthreads);
-    const int nt = vx_tuner_begin(&b->tuner, nrows);
-    const double t0 = vx_now_s();
-    VX_TRY(vx_tf_forward(&t3->tf, &b->kv, b->seqs, nrows, 1, b->x, nt, NULL, NULL, err));
-    VX_TRY(vx_t3_head_logits(t3, b->x, nrows, 1, b->rows, nt, err));
-    vx_tuner_end(&b->tuner, nt, vx_now_s() - t0);
+    VX_TRY(vx_tf_forward(&t3->tf, &b->kv, b->seqs, nrows, 1, b->x, nthreads, NULL, NULL, err));
+    VX_TRY(vx_t3_head_logits(t3, b->x, nrows, 1, b->rows, nthreads, err));
     for (int j = 0; j < nrows; j++) {
         const int k = b->seqs[j] / 2, r = b->seqs[j] % 2;
         memcpy(b->r[k].logits + (size_t)r * V, b->rows + (size_t)j * V, sizeof(float) * V);

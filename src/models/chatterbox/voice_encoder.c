@@ -7,11 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "audio/spectral.h"
+#include "base/pool.h"
 #include "kernels/kernels.h"
 
 #define NBINS (VX_VE_NFFT / 2 + 1)
@@ -294,46 +292,50 @@ CELL_ATTR __attribute__((target("avx2,fma"))) static void lstm_cell_avx2(float *
 /* One LSTM layer over T steps for B sequences, time-major.
  * gx [T][B][4H]: x_t·W_ihᵀ + b_ih + b_hh on entry (clobbered); hseq [T][B][H]: h_t on exit;
  * c [B][H]: cell state; ys [B][4H]: scratch. Zero initial state.
- * Threads own contiguous ranges of hidden units, i.e. of the interleaved gate rows: each step is a
- * slice of h_{t−1}·W_hhᵀ and the gate math per thread, then a barrier before h_t is read whole.
+ * Each step is one pool region over slices of LSTM_SLICE hidden units, i.e. of the interleaved gate
+ * rows: a slice of h_{t−1}·W_hhᵀ and the gate math per chunk; the region ends before h_t is read
+ * whole. The slices are fixed, whatever the thread count.
  * The slice product uses vx_linear's streaming tiles: sgemm repacked the W_hh slice at every step
  * (a sixth of the time). Splitting the sequences over the threads instead needs no barrier but gives
  * each thread half the rows against all of W_hh: 66 vs 46 ms with sgemm at real dims, 12 partials,
  * 2 threads (this version: 20 ms). */
+enum { LSTM_SLICE = 32 }; /* hidden units per chunk: 128 gate rows, whole SIMD vectors */
+
+typedef struct {
+    const vx_ve_layer *l;
+    void (*cell)(float *, float *, float *, int64_t, int);
+    float *gx, *hseq, *c, *ys;
+    int64_t H, B, t;
+} lstm_step_job;
+
+/* Slice s of step t: z[:, 4u0:4u1] += h_{t−1} · W_hh[4u0:4u1]ᵀ, then the cells of units [u0, u1). */
+static void lstm_slice(void *ctx, int64_t s) {
+    const lstm_step_job *j = ctx;
+    const int64_t H = j->H, B = j->B, G = 4 * H, t = j->t;
+    const int64_t u0 = s * LSTM_SLICE, u1 = u0 + LSTM_SLICE < H ? u0 + LSTM_SLICE : H, nu = u1 - u0;
+    float *z = j->gx + (size_t)(t * B) * G;
+    float *h = j->hseq + (size_t)(t * B) * H;
+    if (t > 0) {
+        const vx_mat Wt = {VX_F32, 4 * nu, H, j->l->w_hh + (size_t)(4 * u0) * H};
+        float *y = j->ys + B * 4 * u0; /* [B][4·nu] */
+        vx_linear(y, h - B * H, B, &Wt, NULL, 1);
+        for (int64_t b = 0; b < B; b++) vx_add(z + b * G + 4 * u0, y + b * 4 * nu, 4 * nu);
+    }
+    for (int64_t b = 0; b < B; b++) j->cell(z + b * G + 4 * u0, j->c + b * H + u0, h + b * H + u0, nu, t == 0);
+}
+
 static void lstm_layer(const vx_ve_layer *l, int64_t H, float *gx, float *hseq, float *c, float *ys, int64_t T,
                        int64_t B, int nthreads) {
     const int64_t G = 4 * H;
     /* below ~0.25 MFLOP per step a second thread costs more than it saves */
     if ((double)B * G * H < 1.25e5) nthreads = 1;
-    if (nthreads > H / 4) nthreads = H / 4 > 0 ? (int)(H / 4) : 1;
 #ifdef HAVE_CELL_AVX2
     void (*cell)(float *, float *, float *, int64_t, int) = vx_cpu_has_avx2() ? lstm_cell_avx2 : lstm_cell;
 #else
     void (*cell)(float *, float *, float *, int64_t, int) = lstm_cell;
 #endif
-#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
-    {
-#ifdef _OPENMP
-        const int tid = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        const int tid = 0, nt = 1;
-#endif
-        int64_t chunk = (H + nt - 1) / nt;
-        chunk = (chunk + 3) & ~(int64_t)3; /* 16 gate rows: whole SIMD vectors */
-        const int64_t u0 = tid * chunk < H ? tid * chunk : H, u1 = u0 + chunk < H ? u0 + chunk : H, nu = u1 - u0;
-        const vx_mat Wt = {VX_F32, 4 * nu, H, l->w_hh + (size_t)(4 * u0) * H};
-        float *y = ys + B * 4 * u0; /* [B][4·nu] */
-        for (int64_t t = 0; t < T; t++) {
-            float *z = gx + (size_t)(t * B) * G;
-            float *h = hseq + (size_t)(t * B) * H;
-            if (t > 0 && nu > 0) { /* z[:, 4u0:4u1] += h_{t−1} · W_hh[4u0:4u1]ᵀ */
-                vx_linear(y, h - B * H, B, &Wt, NULL, 1);
-                for (int64_t b = 0; b < B; b++) vx_add(z + b * G + 4 * u0, y + b * 4 * nu, 4 * nu);
-            }
-            for (int64_t b = 0; b < B && nu > 0; b++) cell(z + b * G + 4 * u0, c + b * H + u0, h + b * H + u0, nu, t == 0);
-#pragma omp barrier
-        }
-    }
+    lstm_step_job j = {l, cell, gx, hseq, c, ys, H, B, 0};
+    for (j.t = 0; j.t < T; j.t++) vx_pool_run(nthreads, (H + LSTM_SLICE - 1) / LSTM_SLICE, lstm_slice, &j);
 }
 
 /* Embeddings of B partials: x [160][B][n_mels] (time-major) → e [B][emb] = L2(ReLU(proj(h_last))). */
