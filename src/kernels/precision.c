@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hugemem.h"
 #include "base/pool.h"
 #include "base/threads.h"
 #include "kernels/isa.h"
@@ -198,7 +199,7 @@ void vx_q8_weight(const vx_mat *W, int64_t r, int64_t k, int *q, float *scale) {
 static vocis_status to_q8(const vx_weights *w, vx_mat *m, vx_err *err) {
     void *c = vx_weights_converted(w, m->data, VX_Q8);
     if (!c) {
-        c = aligned_alloc(64, (vx_q8_bytes(m->rows, m->cols) + 63) / 64 * 64); /* rows on cache lines where RS allows */
+        c = vx_alloc_streamed(vx_q8_bytes(m->rows, m->cols)); /* rows on cache lines where RS allows */
         if (!c)
             return vx_fail(err, VOCIS_E_NOMEM, "%s: out of memory converting a %lld x %lld matrix to q8",
                            vx_weights_path(w), (long long)m->rows, (long long)m->cols);
@@ -223,7 +224,7 @@ vocis_status vx_weights_mat_policy(const vx_weights *w, vx_mat *m, int role, vx_
     size_t n = (size_t)m->rows * (size_t)m->cols;
     uint16_t *c = vx_weights_converted(w, m->data, VX_BF16);
     if (!c) {
-        c = malloc(n * sizeof(uint16_t));
+        c = vx_alloc_streamed(n * sizeof(uint16_t));
         if (!c)
             return vx_fail(err, VOCIS_E_NOMEM, "%s: out of memory converting a %lld x %lld matrix to bf16",
                            vx_weights_path(w), (long long)m->rows, (long long)m->cols);

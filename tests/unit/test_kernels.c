@@ -68,6 +68,32 @@ static void test_linear_case(int isa, vx_dtype dt, int64_t M, int64_t K, int64_t
     free(x), free(w0), free(b), free(we), free(wd), free(y), free(ref), free(sc);
 }
 
+/* The streaming split gives every output to one chunk: the same bits on 1, 2, 3 and 5 threads
+ * (decode shapes with N and K tails, a tile's prefetch of the next one across chunk ends). */
+static void test_linear_threads(void) {
+    static const int64_t cases[][3] = {{1, 1030, 515}, {2, 1024, 1040}, {2, 4100, 333}, {3, 517, 700}, {4, 96, 2050}};
+    static const vx_dtype dts[] = {VX_F32, VX_F16, VX_BF16};
+    static const int threads[] = {2, 3, 5};
+    for (int isa = 0; isa <= vx_cpu_isa(); isa++)
+        for (int d = 0; d < 3; d++)
+            for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+                const int64_t M = cases[c][0], K = cases[c][1], N = cases[c][2];
+                float *x = tl_random_floats((size_t)(M * K)), *w0 = tl_random_floats((size_t)(N * K));
+                float *b = tl_random_floats((size_t)N), *we = malloc((size_t)(N * K + 1) * sizeof(float));
+                void *wd = make_weight(dts[d], w0, we, (size_t)(N * K));
+                float *y1 = malloc((size_t)(M * N) * sizeof(float)), *yt = malloc((size_t)(M * N) * sizeof(float));
+                vx_mat W = {dts[d], N, K, wd};
+                vx_linear_isa(isa, y1, x, M, &W, b, 1);
+                for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+                    vx_linear_isa(isa, yt, x, M, &W, b, threads[t]);
+                    CHECK_MSG(memcmp(y1, yt, (size_t)(M * N) * sizeof(float)) == 0,
+                              "linear %s %s M=%lld K=%lld N=%lld: %d threads differ from 1", tl_isa_name[isa],
+                              vx_dtype_name(dts[d]), (long long)M, (long long)K, (long long)N, threads[t]);
+                }
+                free(x), free(w0), free(b), free(we), free(wd), free(y1), free(yt);
+            }
+}
+
 static void test_linear(void) {
     static const int64_t shapes[][2] = {{67, 13}, {16, 4}, {1, 1}, {130, 37}, {32, 9}, {300, 50}, {5, 3}};
     static const int64_t ms[] = {1, 2, 3, 4, 5, 9, 16, 33, 130};
@@ -652,6 +678,7 @@ int main(int argc, char **argv) {
     if (argc > 1) tl_data_dir = argv[1];
     test_cpu();
     test_linear();
+    test_linear_threads();
     test_gemm();
     test_norms();
     test_activations();

@@ -280,6 +280,9 @@ static void test_linear(void) {
         test_linear_case(isa, 260, 33, 600, 0, 2);  /* panels, x in several cache blocks */
         test_linear_case(isa, 70, 2000, 40, 1, 2);  /* panels, long rows, narrow N */
         test_linear_case(isa, 4, 2000, 700, 0, 2);  /* prefetch across tiles */
+        test_linear_case(isa, 2, 1030, 515, 1, 3);  /* 3 and 5 threads: the same bits as the reference */
+        test_linear_case(isa, 2, 4100, 333, 0, 5);
+        test_linear_case(isa, 1, 1024, 1040, 1, 5);
         test_linear_case(isa, 3, 0, 5, 1, 1);       /* K = 0: y = bias */
         test_odd_x(isa);
     }
