@@ -14,11 +14,9 @@
  * 8K keys, 28 / 4 heads: 1.1; 1000 keys, 16 heads, hd 64: 0.10. Prefill
  * 2048 rows, 12 / 2 heads, hd 128: 62 ms (~210 GFLOP/s). */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "base/pool.h"
 #include "kernels/isa.h"
@@ -544,45 +542,65 @@ static void attention_rows(const attn_ops *op, int64_t es, float *out, const flo
     free(part);
 }
 
-/* Returns 0 if a thread could not get its scratch (the caller then uses the row path). */
+/* Work of attention_gemm: items (head, block of query rows), claimed one
+ * at a time by each pool chunk (one chunk per thread, each with its own
+ * score scratch); an item's outputs depend on the item only, not on which
+ * chunk runs it. */
+typedef struct {
+    int isa;
+    float *out;
+    const float *q, *k, *v;
+    int64_t nq, nk, qs, ks, qb, n_items;
+    int n_heads, hpg, hd, causal;
+    float scale;
+    atomic_llong next; /* next unclaimed item */
+    atomic_int failed; /* a chunk found no scratch (it claimed nothing) */
+} gemm_job;
+
+static void gemm_chunk(void *ctx, int64_t chunk) {
+    (void)chunk;
+    gemm_job *j = ctx;
+    const int64_t nk = j->nk, qs = j->qs, ks = j->ks, hd = j->hd;
+    float *S = malloc((size_t)j->qb * (size_t)(nk > 0 ? nk : 1) * sizeof(float));
+    if (!S) {
+        atomic_store(&j->failed, 1);
+        return;
+    }
+    for (int64_t it; (it = atomic_fetch_add(&j->next, 1)) < j->n_items;) {
+        int h = (int)(it % j->n_heads), g = h / j->hpg;
+        int64_t i0 = it / j->n_heads * j->qb, nb = j->nq - i0 < j->qb ? j->nq - i0 : j->qb;
+        int64_t kend = visible(j->causal, j->nq, nk, i0 + nb - 1);
+        float *o = j->out + i0 * qs + (int64_t)h * hd;
+        if (kend == 0) {
+            for (int64_t r = 0; r < nb; r++) memset(o + r * qs, 0, (size_t)hd * sizeof(float));
+            continue;
+        }
+        /* S[nb, kend] = scale · Q_h · K_gᵀ */
+        vx_gemm_f32(0, 1, nb, kend, hd, j->scale, j->q + i0 * qs + (int64_t)h * hd, qs, j->k + (int64_t)g * hd, ks,
+                    0.0f, S, kend, 1);
+        for (int64_t r = 0; r < nb; r++) {
+            int64_t lim = visible(j->causal, j->nq, nk, i0 + r);
+            vx_softmax_isa(j->isa, S + r * kend, lim);
+            memset(S + r * kend + lim, 0, (size_t)(kend - lim) * sizeof(float));
+        }
+        /* O[nb, hd] = S · V_g */
+        vx_gemm_f32(0, 0, nb, hd, kend, 1.0f, S, kend, j->v + (int64_t)g * hd, ks, 0.0f, o, qs, 1);
+    }
+    free(S);
+}
+
+/* Returns 0 if no chunk could get its scratch while items were left (the
+ * caller then uses the row path, which rewrites every output). */
 static int attention_gemm(int isa, float *out, const float *q, const float *k, const float *v, int64_t nq,
                           int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t ks, float scale, int causal,
                           int nthreads) {
-    int hpg = n_heads / n_kv_heads;
-    int64_t qs = (int64_t)n_heads * hd;
     int64_t qb = (1 << 20) / (nk > 0 ? nk : 1); /* ≤ 4 MiB of scores per thread */
     qb = qb < 16 ? 16 : qb > 64 ? 64 : qb;
-    int64_t nblk = (nq + qb - 1) / qb;
-    int ok = 1;
-#pragma omp parallel num_threads(nthreads) reduction(&& : ok)
-    {
-        float *S = malloc((size_t)qb * (size_t)(nk > 0 ? nk : 1) * sizeof(float));
-        if (!S) ok = 0;
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t it = 0; it < (int64_t)n_heads * nblk; it++) {
-            if (!S) continue;
-            int h = (int)(it % n_heads), g = h / hpg;
-            int64_t i0 = it / n_heads * qb, nb = nq - i0 < qb ? nq - i0 : qb;
-            int64_t kend = visible(causal, nq, nk, i0 + nb - 1);
-            float *o = out + i0 * qs + (int64_t)h * hd;
-            if (kend == 0) {
-                for (int64_t r = 0; r < nb; r++) memset(o + r * qs, 0, (size_t)hd * sizeof(float));
-                continue;
-            }
-            /* S[nb, kend] = scale · Q_h · K_gᵀ */
-            vx_gemm_f32(0, 1, nb, kend, hd, scale, q + i0 * qs + (int64_t)h * hd, qs, k + (int64_t)g * hd, ks, 0.0f,
-                        S, kend, 1);
-            for (int64_t r = 0; r < nb; r++) {
-                int64_t lim = visible(causal, nq, nk, i0 + r);
-                vx_softmax_isa(isa, S + r * kend, lim);
-                memset(S + r * kend + lim, 0, (size_t)(kend - lim) * sizeof(float));
-            }
-            /* O[nb, hd] = S · V_g */
-            vx_gemm_f32(0, 0, nb, hd, kend, 1.0f, S, kend, v + (int64_t)g * hd, ks, 0.0f, o, qs, 1);
-        }
-        free(S);
-    }
-    return ok;
+    gemm_job j = {isa, out, q, k, v, nq, nk, (int64_t)n_heads * hd, ks, qb, (int64_t)n_heads * ((nq + qb - 1) / qb),
+                  n_heads, n_heads / n_kv_heads, hd, causal, scale, 0, 0};
+    vx_pool_run(nthreads, nthreads, gemm_chunk, &j);
+    /* a chunk without scratch claims nothing: the others did all the items unless every chunk failed */
+    return atomic_load(&j.next) >= j.n_items;
 }
 
 void vx_attention_isa(int isa, float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
@@ -609,6 +627,22 @@ void vx_attention(float *out, const float *q, const float *k, const float *v, in
                      nthreads);
 }
 
+/* Widening of bf16 K/V into float32 scratch, chunks of `items` elements. */
+typedef struct {
+    const uint16_t *k16, *v16;
+    float *kf, *vf;
+    int64_t n, items;
+} widen_job;
+
+static void widen_chunk(void *ctx, int64_t chunk) {
+    const widen_job *w = ctx;
+    const int64_t a = chunk * w->items, b = a + w->items < w->n ? a + w->items : w->n;
+    for (int64_t i = a; i < b; i++) {
+        w->kf[i] = vx_bf16_to_f32(w->k16[i]);
+        w->vf[i] = vx_bf16_to_f32(w->v16[i]);
+    }
+}
+
 /* K/V in float32 or bf16 (a bf16 KV cache). bf16 gives the result of
  * vx_attention_isa over the same values widened to float32, bit for bit:
  * few query rows read bf16 directly (widened in registers, same arithmetic);
@@ -628,12 +662,8 @@ void vx_attention_kv_isa(int isa, float *out, const float *q, const void *k, con
         float *kf = malloc((size_t)n * 2 * sizeof(float));
         if (kf) {
             float *vf = kf + n;
-            const uint16_t *k16 = k, *v16 = v;
-#pragma omp parallel for schedule(static) num_threads(nthreads) if (n >= 65536)
-            for (int64_t i = 0; i < n; i++) {
-                kf[i] = vx_bf16_to_f32(k16[i]);
-                vf[i] = vx_bf16_to_f32(v16[i]);
-            }
+            widen_job w = {k, v, kf, vf, n, vx_pool_chunk_items(n, 1024, nthreads)};
+            vx_pool_run(n >= 65536 ? nthreads : 1, (n + w.items - 1) / w.items, widen_chunk, &w);
             vx_attention_isa(isa, out, q, kf, vf, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale, causal,
                              nthreads);
             free(kf);
