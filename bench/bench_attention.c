@@ -4,7 +4,7 @@
  * CPU time is printed too: on a shared host, one thread's CPU time per call
  * tracks the kernel's cost better than the wall clock.
  * Usage: bench_attention [threads=2] [keys=32768] [kv: f32|bf16=bf16] [seconds=1]
- *        [heads=12] [kv heads=2] [head dim=128]
+ *        [heads=12] [kv heads=2] [head dim=128] [huge pages: 0|1=0] [pair in one call: 0|1=1]
  * The caches of several layers are cycled (far beyond the 32 MB L3), so K/V
  * come from memory as in a real step. */
 #include <stdio.h>
@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
     int64_t nk = argc > 2 ? atoll(argv[2]) : 32768;
     int bf = argc > 3 ? !strcmp(argv[3], "bf16") : 1;
     double budget = argc > 4 ? atof(argv[4]) : 1.0;
-    int huge = argc > 8 && atoi(argv[8]);
+    int huge = argc > 8 && atoi(argv[8]), fused = argc > 9 ? atoi(argv[9]) : 1;
     int H = argc > 5 ? atoi(argv[5]) : 12, Hkv = argc > 6 ? atoi(argv[6]) : 2, hd = argc > 7 ? atoi(argv[7]) : 128;
     const int64_t ks = (int64_t)Hkv * hd, n = nk * ks, qs = (int64_t)H * hd;
     const size_t es = bf ? 2 : 4, bytes = 2 * (size_t)n * es; /* K + V of one (layer, sequence) */
@@ -57,11 +57,19 @@ int main(int argc, char **argv) {
         int calls = 0;
         double t0 = now(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID), t;
         do { /* one layer of the pair: two calls, one per sequence */
-            for (int s = 0; s < 2; s++, it++) {
-                const char *base = kv[it % caches];
-                vx_attention_kv(o + s * qs, q + s * qs, base, base + (size_t)n * es, dt, 1, nk, H, Hkv, hd, ks,
-                                scale, 1, threads);
-            }
+            if (fused) { /* both sequences in one call (one pool region), as vx_tf_forward does */
+                vx_attn_seq at[2];
+                for (int s = 0; s < 2; s++, it++) {
+                    const char *base = kv[it % caches];
+                    at[s] = (vx_attn_seq){o + s * qs, q + s * qs, base, base + (size_t)n * es, nk};
+                }
+                vx_attention_kv_seqs(at, 2, dt, 1, H, Hkv, hd, ks, scale, 1, threads);
+            } else
+                for (int s = 0; s < 2; s++, it++) {
+                    const char *base = kv[it % caches];
+                    vx_attention_kv(o + s * qs, q + s * qs, base, base + (size_t)n * es, dt, 1, nk, H, Hkv, hd, ks,
+                                    scale, 1, threads);
+                }
             calls++;
             t = now() - t0;
         } while (t < budget / 5);
@@ -69,9 +77,9 @@ int main(int argc, char **argv) {
         double cpu = (clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0) / calls;
         if (cpu < best_cpu) best_cpu = cpu;
     }
-    printf("attention decode pair: %d threads, %lld keys, %d/%d heads, hd %d, %s K/V: %.3f ms per layer, "
+    printf("attention decode pair (%s): %d threads, %lld keys, %d/%d heads, hd %d, %s K/V: %.3f ms per layer, "
            "%.1f GB/s of K/V, %.1f GFLOP/s; CPU time %.3f ms per layer (all threads)\n",
-           threads, (long long)nk, H, Hkv, hd, bf ? "bf16" : "f32", best * 1e3, 2.0 * bytes / best / 1e9,
+           fused ? "one call" : "two calls", threads, (long long)nk, H, Hkv, hd, bf ? "bf16" : "f32", best * 1e3, 2.0 * bytes / best / 1e9,
            2.0 * 2 * 2.0 * nk * H * hd / best / 1e9, best_cpu * 1e3);
     for (int c = 0; c < caches; c++) free(kv[c]);
     free(kv), free(q), free(o);

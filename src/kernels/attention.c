@@ -443,24 +443,25 @@ static void attend_range(const attn_cfg *c, float *o, const float *q, const void
     }
 }
 
-#define MAXH 256      /* heads whose softmax state fits on the stack of a work item */
+#define MAXH 256        /* heads whose softmax state fits on the stack of a work item */
 #define SPLIT_KEYS 1024 /* min keys per split of a long context */
-#define MAX_SPLITS 8    /* key splits of one decode row (enough for 8 threads) */
+#define MAX_SPLITS 32   /* key splits of one decode row: several per thread, so that the others absorb the
+                           share of a preempted thread, and a region's end waits for a small item */
 
-/* Work item `it` of attention_rows: (row, key split, unit group). */
+/* Work items `it` of one sequence's query rows: (row, key split, unit group). */
 typedef struct {
-    const attn_cfg *c;
+    attn_cfg c;
     float *out;
     const float *q;
     const void *k, *v;
-    int64_t nq, nk, qs, pstride;
+    int64_t nq, nk, qs, pstride, items;
     int causal, units, nsplit, ugroups;
     float *part; /* per (row, split): o[qs], mx[H], sum[H]; NULL: one split */
 } rows_job;
 
 static void rows_item(void *ctx, int64_t it) {
     const rows_job *j = ctx;
-    const attn_cfg *c = j->c;
+    const attn_cfg *c = &j->c;
     const int64_t qs = j->qs;
     const int hd = c->hd, nsplit = j->nsplit, ugroups = j->ugroups;
     int ug = (int)(it % ugroups), sp = (int)(it / ugroups % nsplit);
@@ -488,26 +489,28 @@ static void rows_item(void *ctx, int64_t it) {
     }
 }
 
-static void attention_rows(const attn_ops *op, int64_t es, float *out, const float *q, const void *k,
-                           const void *v, int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t ks,
-                           float scale, int causal, int nthreads) {
+/* Plans one sequence's rows. Work items: (row, key split, unit group). A
+ * decode row (nq < 4) over a long context is split into key ranges (each
+ * thread then streams a contiguous part of the cache, merged by rows_merge);
+ * the split depends on nk only, never on the thread count, so any count
+ * gives the same bits (a decode loop may change its count from step to
+ * step). Few rows over a short context (fewer than 2 per thread, counting
+ * the rows of every sequence in the region: `rows`): an item per unit of
+ * heads. How heads are grouped into items does not change any head's
+ * arithmetic. */
+static void rows_plan(rows_job *j, const attn_ops *op, int64_t es, float *out, const float *q, const void *k,
+                      const void *v, int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t ks,
+                      float scale, int causal, int64_t rows, int nthreads) {
     attn_cfg c = {op, n_heads, hd, n_heads / n_kv_heads, 0, 0, ks, es, scale};
     c.chunk = c.hpg < CH ? c.hpg : CH;
     c.cpg = (c.hpg + c.chunk - 1) / c.chunk;
     int units = n_kv_heads * c.cpg;
     int64_t qs = (int64_t)n_heads * hd;
-    if ((double)nq * nk * n_heads * hd < 65536) nthreads = 1;
-    /* Work items: (row, key split, unit group). A decode row (nq < 4) over a
-     * long context is split into key ranges (each thread then streams a
-     * contiguous part of the cache, merged below); the split depends on nk
-     * only, never on the thread count, so any count gives the same bits (a
-     * decode loop may change its count from step to step). Fewer rows than
-     * threads over a short context: each thread gets some of the heads. */
     int nsplit = 1, ugroups = n_heads > MAXH ? units : 1;
     if (nq < 4 && nk >= 2 * SPLIT_KEYS) {
         int64_t most = nk / SPLIT_KEYS;
         nsplit = (int)(most < MAX_SPLITS ? most : MAX_SPLITS);
-    } else if (nq < nthreads) {
+    } else if (rows < 2 * (int64_t)nthreads) {
         ugroups = units;
     }
     float *part = NULL; /* per (row, split): o[qs], mx[H], sum[H] */
@@ -516,18 +519,24 @@ static void attention_rows(const attn_ops *op, int64_t es, float *out, const flo
         nsplit = 1;
         ugroups = units;
     }
-    rows_job j = {&c, out, q, k, v, nq, nk, qs, pstride, causal, units, nsplit, ugroups, part};
-    vx_pool_run(nthreads, nq * nsplit * ugroups, rows_item, &j);
-    if (!part) return;
-    /* Merge the splits: out = Σ_s e^(mx_s − M)·o_s / Σ_s e^(mx_s − M)·sum_s. */
-    for (int64_t i = 0; i < nq; i++)
+    *j = (rows_job){c, out, q, k, v, nq, nk, qs, pstride, nq * nsplit * ugroups, causal, units, nsplit, ugroups, part};
+}
+
+/* Merges the key splits of a planned job after its items ran:
+ * out = Σ_s e^(mx_s − M)·o_s / Σ_s e^(mx_s − M)·sum_s. */
+static void rows_merge(rows_job *j) {
+    if (!j->part) return;
+    const int64_t qs = j->qs, pstride = j->pstride;
+    const int n_heads = j->c.n_heads, hd = j->c.hd, nsplit = j->nsplit;
+    const float *part = j->part;
+    for (int64_t i = 0; i < j->nq; i++)
         for (int h = 0; h < n_heads; h++) {
             float M = -INFINITY, L = 0;
             for (int sp = 0; sp < nsplit; sp++) {
                 float m = part[(i * nsplit + sp) * pstride + qs + h];
                 M = m > M ? m : M;
             }
-            float *o = out + i * qs + (int64_t)h * hd;
+            float *o = j->out + i * qs + (int64_t)h * hd;
             memset(o, 0, (size_t)hd * sizeof(float));
             if (M == -INFINITY) continue;
             for (int sp = 0; sp < nsplit; sp++) {
@@ -539,7 +548,33 @@ static void attention_rows(const attn_ops *op, int64_t es, float *out, const flo
             }
             vx_scale(o, 1.0f / L, hd);
         }
-    free(part);
+    free(j->part);
+    j->part = NULL;
+}
+
+static int few_threads(double work, int nthreads) { return work < 65536 ? 1 : nthreads; }
+
+static void attention_rows(const attn_ops *op, int64_t es, float *out, const float *q, const void *k,
+                           const void *v, int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t ks,
+                           float scale, int causal, int nthreads) {
+    nthreads = few_threads((double)nq * nk * n_heads * hd, nthreads);
+    rows_job j;
+    rows_plan(&j, op, es, out, q, k, v, nq, nk, n_heads, n_kv_heads, hd, ks, scale, causal, nq, nthreads);
+    vx_pool_run(nthreads, j.items, rows_item, &j);
+    rows_merge(&j);
+}
+
+/* The items of several sequences' jobs in one pool region, job after job. */
+typedef struct {
+    rows_job *jobs;
+    int n;
+} seqs_job;
+
+static void seqs_item(void *ctx, int64_t it) {
+    const seqs_job *s = ctx;
+    int i = 0;
+    while (it >= s->jobs[i].items) it -= s->jobs[i++].items;
+    rows_item(&s->jobs[i], it);
 }
 
 /* Work of attention_gemm: items (head, block of query rows), claimed one
@@ -679,4 +714,42 @@ void vx_attention_kv(float *out, const float *q, const void *k, const void *v, v
                      int nthreads) {
     vx_attention_kv_isa(vx_cpu_isa(), out, q, k, v, kv_dtype, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale,
                         causal, nthreads);
+}
+
+void vx_attention_kv_seqs_isa(int isa, const vx_attn_seq *seqs, int nseq, vx_dtype kv_dtype, int64_t nq,
+                              int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
+                              int nthreads) {
+    if (nq <= 0 || n_heads <= 0 || nseq <= 0) return;
+    if (nthreads < 1) nthreads = 1;
+    enum { MAX_SEQS = 16 };
+    if (nq >= GEMM_MIN_Q || nseq == 1) { /* many rows (or one sequence): one call each */
+        for (int i = 0; i < nseq; i++)
+            vx_attention_kv_isa(isa, seqs[i].out, seqs[i].q, seqs[i].k, seqs[i].v, kv_dtype, nq, seqs[i].nk, n_heads,
+                                n_kv_heads, hd, kv_stride, scale, causal, nthreads);
+        return;
+    }
+    const int bf = kv_dtype == VX_BF16;
+    for (int s0 = 0; s0 < nseq; s0 += MAX_SEQS) {
+        const int n = nseq - s0 < MAX_SEQS ? nseq - s0 : MAX_SEQS;
+        rows_job jobs[MAX_SEQS];
+        double work = 0;
+        for (int i = 0; i < n; i++) work += (double)nq * seqs[s0 + i].nk * n_heads * hd;
+        const int th = few_threads(work, nthreads);
+        int64_t items = 0;
+        for (int i = 0; i < n; i++) {
+            const vx_attn_seq *a = &seqs[s0 + i];
+            rows_plan(&jobs[i], &ops_tab[bf][isa], bf ? 2 : 4, a->out, a->q, a->k, a->v, nq, a->nk, n_heads,
+                      n_kv_heads, hd, kv_stride, scale, causal, nq * n, th);
+            items += jobs[i].items;
+        }
+        seqs_job sj = {jobs, n};
+        vx_pool_run(th, items, seqs_item, &sj);
+        for (int i = 0; i < n; i++) rows_merge(&jobs[i]);
+    }
+}
+
+void vx_attention_kv_seqs(const vx_attn_seq *seqs, int nseq, vx_dtype kv_dtype, int64_t nq, int n_heads,
+                          int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal, int nthreads) {
+    vx_attention_kv_seqs_isa(vx_cpu_isa(), seqs, nseq, kv_dtype, nq, n_heads, n_kv_heads, hd, kv_stride, scale,
+                             causal, nthreads);
 }
