@@ -3,15 +3,24 @@
  * Few query rows (decode): one pass over the keys with an online softmax
  * (running max and sum, flash-attention style), blocks of KB keys, all query
  * heads of a GQA group together so that K/V are read once per group. A long
- * context with fewer rows than threads is split into key ranges, one per
- * thread, merged at the end (flash-decoding); a short one is split by heads.
+ * context is split into key ranges (their count depends on nk only, several
+ * per thread), merged at the end (flash-decoding); a short one with few rows
+ * is split by heads. The rows of several sequences (a decode step's batch)
+ * run in one pool region (vx_attention_kv_seqs).
  * Many query rows (prefill, perceiver): per head and block of query rows,
  * S = scale·Q·Kᵀ and O = softmax(S)·V with sgemm into per-thread scratch.
  * A query row that sees no key (causal with nq > nk) gets zeros.
  *
  * 2 threads, AVX-512, decode (nq = 1), ms per call: 64K keys, 12 heads /
  * 2 KV heads, hd 128: 6.0 (22 GB/s of KV; compute alone would allow ~2.2);
- * 8K keys, 28 / 4 heads: 1.1; 1000 keys, 16 heads, hd 64: 0.10. Prefill
+ * 8K keys, 28 / 4 heads: 1.1; 1000 keys, 16 heads, hd 64: 0.10 (before the
+ * prefetch a block ahead, which took 1 thread's CPU time at 32K keys, bf16,
+ * from 6.5 to 3.8 ms per call: bench/bench_attention). Such a row costs
+ * 4·hd flops per key and query head, so with 6 query heads per KV head it
+ * needs 6 (bf16 K/V) or 3 (f32) flops per byte of cache: at this host's
+ * f32 FMA peak (~150 GFLOP/s on 2 threads) the multiplies alone take as
+ * long as reading 25 (bf16) or 50 GB/s (f32), about its whole read
+ * bandwidth: no faster without cheaper arithmetic (bf16 products). Prefill
  * 2048 rows, 12 / 2 heads, hd 128: 62 ms (~210 GFLOP/s). */
 #include <math.h>
 #include <stdatomic.h>
