@@ -402,7 +402,7 @@ static bench_work qwen2_decode_work(const vx_vv_lm *lm, int nseq, double ctx) {
 }
 
 static int bench_qwen2(int argc, char **argv) {
-    const char *size = NULL, *dtype = "bf16", *kv_s = NULL;
+    const char *size = NULL, *dtype = "bf16", *kv_s = NULL, *context_s = NULL;
     int threads = 0, no_long = 0, kvc;
     const cli_opt opts[] = {
         {"--synthetic", CLI_STR, &size, "random weights at the dims of VibeVoice 1.5b or 7b (required)", 0, -1},
@@ -410,18 +410,32 @@ static int bench_qwen2(int argc, char **argv) {
         {"--dtype", CLI_STR, &dtype, "weight dtype: bf16 (default), f16, f32", 0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
         {"--skip-long", CLI_FLAG, &no_long, "skip the 4096-token prefill and the 4K/16K-context decodes", 0, -1},
+        {"--context", CLI_STR, &context_s, "cached positions of the decode lines: N[,N...] (1024,4096,16384)", 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench qwen2 --synthetic 1.5b|7b [--dtype bf16|f16|f32] [--threads N]\n\n"
                       "VibeVoice's Qwen2 LM: prefill throughput, and decode steps per second of one sequence or\n"
                       "of the positive/negative CFG pair (one step advances both) at 1K, 4K and 16K cached\n"
-                      "positions, computing only the 4 logits the generation loop uses. --kv bf16: bf16 caches.");
+                      "positions (--context N[,N...]), computing only the 4 logits the generation loop uses. --kv bf16: bf16 caches.");
     if (r) return r == 1 ? 0 : 2;
     if (!size) return cli_error("bench", "--synthetic 1.5b|7b is required"), 2;
     if (cli_kv("bench", kv_s, &kvc)) return 2;
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
     if (threads <= 0) threads = vx_default_threads();
+    int64_t ctx[8] = {1024, 4096, 16384};
+    int nctx = 3;
+    if (context_s) {
+        const char *p = context_s;
+        for (nctx = 0;; p++) {
+            char *end;
+            long long n = strtoll(p, &end, 10);
+            if (end == p || n < 1 || n > (1 << 20) || nctx == 8 || (*end && *end != ','))
+                return cli_error("bench", "--context: 1 to 8 comma-separated positions in 1..1048576"), 2;
+            ctx[nctx++] = n;
+            if (!*(p = end)) break;
+        }
+    }
     bench_limits lim;
     bench_limits_measure(&lim, threads, 0);
     vx_err err = {0};
@@ -462,16 +476,16 @@ static int bench_qwen2(int argc, char **argv) {
         vx_kv_free(&kv);
         free(x);
     }
-    const int64_t ctx[3] = {1024, 4096, 16384};
-    for (int c = 0; c < 3 && !st; c++)
+    for (int c = 0; c < nctx && !st; c++)
         for (int nseq = 1; nseq <= 2 && !st; nseq++) {
-            if (no_long && ctx[c] > 1024) continue;
+            if (no_long && !context_s && ctx[c] > 1024) continue;
             double sps;
             if (!(st = time_decode(&lm, nseq, ctx[c], threads, &sps, &err))) {
                 char note[256];
                 bench_limit_note(note, sizeof note, &lim, qwen2_decode_work(&lm, nseq, (double)ctx[c] + 1), "step",
                                  1 / sps);
-                printf("decode_%dseq_ctx%lldk: %.2f steps/s (%s)\n", nseq, (long long)ctx[c] / 1024, sps, note);
+                printf("decode_%dseq_ctx%lld%s: %.2f steps/s (%s)\n", nseq,
+                       (long long)(ctx[c] % 1024 ? ctx[c] : ctx[c] / 1024), ctx[c] % 1024 ? "" : "k", sps, note);
             }
             fflush(stdout);
         }

@@ -3,22 +3,29 @@
  * Few query rows (decode): one pass over the keys with an online softmax
  * (running max and sum, flash-attention style), blocks of KB keys, all query
  * heads of a GQA group together so that K/V are read once per group. A long
- * context with fewer rows than threads is split into key ranges, one per
- * thread, merged at the end (flash-decoding); a short one is split by heads.
+ * context is split into key ranges (their count depends on nk only, several
+ * per thread), merged at the end (flash-decoding); a short one with few rows
+ * is split by heads. The rows of several sequences (a decode step's batch)
+ * run in one pool region (vx_attention_kv_seqs).
  * Many query rows (prefill, perceiver): per head and block of query rows,
  * S = scale·Q·Kᵀ and O = softmax(S)·V with sgemm into per-thread scratch.
  * A query row that sees no key (causal with nq > nk) gets zeros.
  *
  * 2 threads, AVX-512, decode (nq = 1), ms per call: 64K keys, 12 heads /
  * 2 KV heads, hd 128: 6.0 (22 GB/s of KV; compute alone would allow ~2.2);
- * 8K keys, 28 / 4 heads: 1.1; 1000 keys, 16 heads, hd 64: 0.10. Prefill
+ * 8K keys, 28 / 4 heads: 1.1; 1000 keys, 16 heads, hd 64: 0.10 (before the
+ * prefetch a block ahead, which took 1 thread's CPU time at 32K keys, bf16,
+ * from 6.5 to 3.8 ms per call: bench/bench_attention). Such a row costs
+ * 4·hd flops per key and query head, so with 6 query heads per KV head it
+ * needs 6 (bf16 K/V) or 3 (f32) flops per byte of cache: at this host's
+ * f32 FMA peak (~150 GFLOP/s on 2 threads) the multiplies alone take as
+ * long as reading 25 (bf16) or 50 GB/s (f32), about its whole read
+ * bandwidth: no faster without cheaper arithmetic (bf16 products). Prefill
  * 2048 rows, 12 / 2 heads, hd 128: 62 ms (~210 GFLOP/s). */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "base/pool.h"
 #include "kernels/isa.h"
@@ -26,12 +33,15 @@
 #define GEMM_MIN_Q 16 /* query rows from which the sgemm path is used */
 #define KB 128        /* keys per online-softmax block */
 #define CH 16         /* max query heads per unit (heads of one group handled together) */
-/* The first head of a unit prefetches K/V rows this many keys ahead (the
- * later heads find the block in L2): the rows of one KV head are strided in
- * the cache, which the hardware prefetcher follows poorly. 1 thread, 64K
- * keys, 12 heads / 2 KV heads, hd 128: 17 ms without, 12.7 ms with (16, 32
- * keys or prefetching to L2 were no better). */
-#define PF_KEYS 8
+/* The first head of a unit prefetches its K/V rows one block ahead into L2
+ * (the later heads and the next unit's use find them there): the rows of
+ * one KV head are strided in the cache, which the hardware prefetcher
+ * follows poorly, and a block ahead leaves a whole block's arithmetic to
+ * hide the memory latency. 1 thread, 32K keys, 12 heads / 2 KV heads, hd
+ * 128, bf16 K/V, CPU time per call on a busy host: 6.5 ms with 8 keys ahead
+ * into L1 (as before), 3.8 ms a block ahead into L2 (8 keys ahead into L1
+ * on top, or the prefetches into L1, were no better). */
+#define PF_KEYS KB
 
 /* K/V elements are float32 or bf16 (a bf16 KV cache: vx_attention_kv): the
  * pieces below are written once over an element loader with a constant
@@ -47,7 +57,7 @@ VX_INLINE void prefetch_rows(const void *p, int64_t at, int n, int64_t ks, int h
     const int64_t es = bf ? 2 : 4;
     const char *c = (const char *)p + at * es;
     for (int r = 0; r < n; r++)
-        for (int64_t b = 0; b < hd * es; b += 64) _mm_prefetch(c + r * ks * es + b, _MM_HINT_T0);
+        for (int64_t b = 0; b < hd * es; b += 64) _mm_prefetch(c + r * ks * es + b, _MM_HINT_T1);
 }
 
 /* ---- per-ISA pieces of the online softmax ----
@@ -234,42 +244,55 @@ VX_INLINE VX_TARGET_AVX512 __m512 hsum4x4(__m512 x[4][4]) {
                          _mm512_shuffle_f32x4(q01, q23, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
+/* s[a·sst + j] = scale · q_a·k_j for HN ≤ 4 heads (q_a = q + a·hd) and 4
+ * keys at a time; keys past the last multiple of 4 one at a time. HN is a
+ * constant in each instance (no FMA is spent on missing heads). */
+VX_INLINE VX_TARGET_AVX512 void scores_block(int HN, int bf, float *s, int64_t sst, const float *q, const void *k,
+                                             int64_t ks, int hd, int64_t nb, float scale, int pf) {
+    int dv = hd & ~15;
+    __mmask16 tm = (__mmask16)((1u << (hd - dv)) - 1);
+    int64_t j = 0;
+    for (; j + 4 <= nb; j += 4) {
+        const int64_t kb[4] = {j * ks, (j + 1) * ks, (j + 2) * ks, (j + 3) * ks};
+        if (pf) prefetch_rows(k, kb[0] + PF_KEYS * ks, 4, ks, hd, bf);
+        __m512 acc[4][4], qv[4], kv[4];
+        _Pragma("GCC unroll 4")
+        for (int a = 0; a < 4; a++)
+            _Pragma("GCC unroll 4")
+            for (int b = 0; b < 4; b++) acc[a][b] = _mm512_setzero_ps();
+        for (int d = 0; d <= hd - 16 || (d < hd && tm); d += 16) {
+            __mmask16 m = d < dv ? (__mmask16)0xffff : tm;
+            _Pragma("GCC unroll 4")
+            for (int a = 0; a < HN; a++) qv[a] = _mm512_maskz_loadu_ps(m, q + a * hd + d);
+            _Pragma("GCC unroll 4")
+            for (int b = 0; b < 4; b++) kv[b] = ld16m(k, kb[b] + d, m, bf);
+            _Pragma("GCC unroll 4")
+            for (int a = 0; a < HN; a++)
+                _Pragma("GCC unroll 4")
+                for (int b = 0; b < 4; b++) acc[a][b] = _mm512_fmadd_ps(qv[a], kv[b], acc[a][b]);
+        }
+        float r[16];
+        _mm512_storeu_ps(r, _mm512_mul_ps(hsum4x4(acc), _mm512_set1_ps(scale)));
+        for (int a = 0; a < HN; a++) memcpy(s + a * sst + j, r + 4 * a, 4 * sizeof(float));
+    }
+    for (int a = 0; a < HN && j < nb; a++)
+        scores_5_t(bf, s + a * sst + j, q + a * hd, (const char *)k + j * ks * (bf ? 2 : 4), ks, hd, nb - j, scale,
+                   0);
+}
+
 /* s[h·sst + j] = scale · q_h·k_j for nh heads (q_h = q + h·hd). */
 VX_INLINE VX_TARGET_AVX512 void scores_mh_5_t(int bf, float *s, int64_t sst, const float *q, int nh,
                                               const void *k, int64_t ks, int hd, int64_t nb, float scale, int pf) {
-    int dv = hd & ~15;
-    __mmask16 tm = (__mmask16)((1u << (hd - dv)) - 1);
     for (int h0 = 0; h0 < nh; h0 += 4) {
-        int hn = nh - h0 < 4 ? nh - h0 : 4;
-        const float *qa[4];
-        for (int a = 0; a < 4; a++) qa[a] = q + (int64_t)(h0 + (a < hn ? a : 0)) * hd; /* pad with head h0 */
-        int64_t j = 0;
-        for (; j + 4 <= nb; j += 4) {
-            const int64_t kb[4] = {j * ks, (j + 1) * ks, (j + 2) * ks, (j + 3) * ks};
-            if (pf && h0 == 0) prefetch_rows(k, kb[0] + PF_KEYS * ks, 4, ks, hd, bf);
-            __m512 acc[4][4], qv[4], kv[4];
-            _Pragma("GCC unroll 4")
-            for (int a = 0; a < 4; a++)
-                _Pragma("GCC unroll 4")
-                for (int b = 0; b < 4; b++) acc[a][b] = _mm512_setzero_ps();
-            for (int d = 0; d <= hd - 16 || (d < hd && tm); d += 16) {
-                __mmask16 m = d < dv ? (__mmask16)0xffff : tm;
-                _Pragma("GCC unroll 4")
-                for (int a = 0; a < 4; a++) qv[a] = _mm512_maskz_loadu_ps(m, qa[a] + d);
-                _Pragma("GCC unroll 4")
-                for (int b = 0; b < 4; b++) kv[b] = ld16m(k, kb[b] + d, m, bf);
-                _Pragma("GCC unroll 4")
-                for (int a = 0; a < 4; a++)
-                    _Pragma("GCC unroll 4")
-                    for (int b = 0; b < 4; b++) acc[a][b] = _mm512_fmadd_ps(qv[a], kv[b], acc[a][b]);
-            }
-            float r[16];
-            _mm512_storeu_ps(r, _mm512_mul_ps(hsum4x4(acc), _mm512_set1_ps(scale)));
-            for (int a = 0; a < hn; a++) memcpy(s + (h0 + a) * sst + j, r + 4 * a, 4 * sizeof(float));
+        float *sh = s + h0 * sst;
+        const float *qh = q + (int64_t)h0 * hd;
+        int f = pf && h0 == 0;
+        switch (nh - h0) {
+        case 1: scores_block(1, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
+        case 2: scores_block(2, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
+        case 3: scores_block(3, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
+        default: scores_block(4, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
         }
-        for (int a = 0; a < hn && j < nb; a++)
-            scores_5_t(bf, s + (h0 + a) * sst + j, qa[a], (const char *)k + j * ks * (bf ? 2 : 4), ks, hd, nb - j,
-                       scale, 0);
     }
 }
 
@@ -429,24 +452,25 @@ static void attend_range(const attn_cfg *c, float *o, const float *q, const void
     }
 }
 
-#define MAXH 256      /* heads whose softmax state fits on the stack of a work item */
+#define MAXH 256        /* heads whose softmax state fits on the stack of a work item */
 #define SPLIT_KEYS 1024 /* min keys per split of a long context */
-#define MAX_SPLITS 8    /* key splits of one decode row (enough for 8 threads) */
+#define MAX_SPLITS 32   /* key splits of one decode row: several per thread, so that the others absorb the
+                           share of a preempted thread, and a region's end waits for a small item */
 
-/* Work item `it` of attention_rows: (row, key split, unit group). */
+/* Work items `it` of one sequence's query rows: (row, key split, unit group). */
 typedef struct {
-    const attn_cfg *c;
+    attn_cfg c;
     float *out;
     const float *q;
     const void *k, *v;
-    int64_t nq, nk, qs, pstride;
+    int64_t nq, nk, qs, pstride, items;
     int causal, units, nsplit, ugroups;
     float *part; /* per (row, split): o[qs], mx[H], sum[H]; NULL: one split */
 } rows_job;
 
 static void rows_item(void *ctx, int64_t it) {
     const rows_job *j = ctx;
-    const attn_cfg *c = j->c;
+    const attn_cfg *c = &j->c;
     const int64_t qs = j->qs;
     const int hd = c->hd, nsplit = j->nsplit, ugroups = j->ugroups;
     int ug = (int)(it % ugroups), sp = (int)(it / ugroups % nsplit);
@@ -474,26 +498,28 @@ static void rows_item(void *ctx, int64_t it) {
     }
 }
 
-static void attention_rows(const attn_ops *op, int64_t es, float *out, const float *q, const void *k,
-                           const void *v, int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t ks,
-                           float scale, int causal, int nthreads) {
+/* Plans one sequence's rows. Work items: (row, key split, unit group). A
+ * decode row (nq < 4) over a long context is split into key ranges (each
+ * thread then streams a contiguous part of the cache, merged by rows_merge);
+ * the split depends on nk only, never on the thread count, so any count
+ * gives the same bits (a decode loop may change its count from step to
+ * step). Few rows over a short context (fewer than 2 per thread, counting
+ * the rows of every sequence in the region: `rows`): an item per unit of
+ * heads. How heads are grouped into items does not change any head's
+ * arithmetic. */
+static void rows_plan(rows_job *j, const attn_ops *op, int64_t es, float *out, const float *q, const void *k,
+                      const void *v, int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t ks,
+                      float scale, int causal, int64_t rows, int nthreads) {
     attn_cfg c = {op, n_heads, hd, n_heads / n_kv_heads, 0, 0, ks, es, scale};
     c.chunk = c.hpg < CH ? c.hpg : CH;
     c.cpg = (c.hpg + c.chunk - 1) / c.chunk;
     int units = n_kv_heads * c.cpg;
     int64_t qs = (int64_t)n_heads * hd;
-    if ((double)nq * nk * n_heads * hd < 65536) nthreads = 1;
-    /* Work items: (row, key split, unit group). A decode row (nq < 4) over a
-     * long context is split into key ranges (each thread then streams a
-     * contiguous part of the cache, merged below); the split depends on nk
-     * only, never on the thread count, so any count gives the same bits (a
-     * decode loop may change its count from step to step). Fewer rows than
-     * threads over a short context: each thread gets some of the heads. */
     int nsplit = 1, ugroups = n_heads > MAXH ? units : 1;
     if (nq < 4 && nk >= 2 * SPLIT_KEYS) {
         int64_t most = nk / SPLIT_KEYS;
         nsplit = (int)(most < MAX_SPLITS ? most : MAX_SPLITS);
-    } else if (nq < nthreads) {
+    } else if (rows < 2 * (int64_t)nthreads) {
         ugroups = units;
     }
     float *part = NULL; /* per (row, split): o[qs], mx[H], sum[H] */
@@ -502,18 +528,24 @@ static void attention_rows(const attn_ops *op, int64_t es, float *out, const flo
         nsplit = 1;
         ugroups = units;
     }
-    rows_job j = {&c, out, q, k, v, nq, nk, qs, pstride, causal, units, nsplit, ugroups, part};
-    vx_pool_run(nthreads, nq * nsplit * ugroups, rows_item, &j);
-    if (!part) return;
-    /* Merge the splits: out = Σ_s e^(mx_s − M)·o_s / Σ_s e^(mx_s − M)·sum_s. */
-    for (int64_t i = 0; i < nq; i++)
+    *j = (rows_job){c, out, q, k, v, nq, nk, qs, pstride, nq * nsplit * ugroups, causal, units, nsplit, ugroups, part};
+}
+
+/* Merges the key splits of a planned job after its items ran:
+ * out = Σ_s e^(mx_s − M)·o_s / Σ_s e^(mx_s − M)·sum_s. */
+static void rows_merge(rows_job *j) {
+    if (!j->part) return;
+    const int64_t qs = j->qs, pstride = j->pstride;
+    const int n_heads = j->c.n_heads, hd = j->c.hd, nsplit = j->nsplit;
+    const float *part = j->part;
+    for (int64_t i = 0; i < j->nq; i++)
         for (int h = 0; h < n_heads; h++) {
             float M = -INFINITY, L = 0;
             for (int sp = 0; sp < nsplit; sp++) {
                 float m = part[(i * nsplit + sp) * pstride + qs + h];
                 M = m > M ? m : M;
             }
-            float *o = out + i * qs + (int64_t)h * hd;
+            float *o = j->out + i * qs + (int64_t)h * hd;
             memset(o, 0, (size_t)hd * sizeof(float));
             if (M == -INFINITY) continue;
             for (int sp = 0; sp < nsplit; sp++) {
@@ -525,48 +557,94 @@ static void attention_rows(const attn_ops *op, int64_t es, float *out, const flo
             }
             vx_scale(o, 1.0f / L, hd);
         }
-    free(part);
+    free(j->part);
+    j->part = NULL;
 }
 
-/* Returns 0 if a thread could not get its scratch (the caller then uses the row path). */
+static int few_threads(double work, int nthreads) { return work < 65536 ? 1 : nthreads; }
+
+static void attention_rows(const attn_ops *op, int64_t es, float *out, const float *q, const void *k,
+                           const void *v, int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t ks,
+                           float scale, int causal, int nthreads) {
+    nthreads = few_threads((double)nq * nk * n_heads * hd, nthreads);
+    rows_job j;
+    rows_plan(&j, op, es, out, q, k, v, nq, nk, n_heads, n_kv_heads, hd, ks, scale, causal, nq, nthreads);
+    vx_pool_run(nthreads, j.items, rows_item, &j);
+    rows_merge(&j);
+}
+
+/* The items of several sequences' jobs in one pool region, job after job. */
+typedef struct {
+    rows_job *jobs;
+    int n;
+} seqs_job;
+
+static void seqs_item(void *ctx, int64_t it) {
+    const seqs_job *s = ctx;
+    int i = 0;
+    while (it >= s->jobs[i].items) it -= s->jobs[i++].items;
+    rows_item(&s->jobs[i], it);
+}
+
+/* Work of attention_gemm: items (head, block of query rows), claimed one
+ * at a time by each pool chunk (one chunk per thread, each with its own
+ * score scratch); an item's outputs depend on the item only, not on which
+ * chunk runs it. */
+typedef struct {
+    int isa;
+    float *out;
+    const float *q, *k, *v;
+    int64_t nq, nk, qs, ks, qb, n_items;
+    int n_heads, hpg, hd, causal;
+    float scale;
+    atomic_llong next; /* next unclaimed item */
+    atomic_int failed; /* a chunk found no scratch (it claimed nothing) */
+} gemm_job;
+
+static void gemm_chunk(void *ctx, int64_t chunk) {
+    (void)chunk;
+    gemm_job *j = ctx;
+    const int64_t nk = j->nk, qs = j->qs, ks = j->ks, hd = j->hd;
+    float *S = malloc((size_t)j->qb * (size_t)(nk > 0 ? nk : 1) * sizeof(float));
+    if (!S) {
+        atomic_store(&j->failed, 1);
+        return;
+    }
+    for (int64_t it; (it = atomic_fetch_add(&j->next, 1)) < j->n_items;) {
+        int h = (int)(it % j->n_heads), g = h / j->hpg;
+        int64_t i0 = it / j->n_heads * j->qb, nb = j->nq - i0 < j->qb ? j->nq - i0 : j->qb;
+        int64_t kend = visible(j->causal, j->nq, nk, i0 + nb - 1);
+        float *o = j->out + i0 * qs + (int64_t)h * hd;
+        if (kend == 0) {
+            for (int64_t r = 0; r < nb; r++) memset(o + r * qs, 0, (size_t)hd * sizeof(float));
+            continue;
+        }
+        /* S[nb, kend] = scale · Q_h · K_gᵀ */
+        vx_gemm_f32(0, 1, nb, kend, hd, j->scale, j->q + i0 * qs + (int64_t)h * hd, qs, j->k + (int64_t)g * hd, ks,
+                    0.0f, S, kend, 1);
+        for (int64_t r = 0; r < nb; r++) {
+            int64_t lim = visible(j->causal, j->nq, nk, i0 + r);
+            vx_softmax_isa(j->isa, S + r * kend, lim);
+            memset(S + r * kend + lim, 0, (size_t)(kend - lim) * sizeof(float));
+        }
+        /* O[nb, hd] = S · V_g */
+        vx_gemm_f32(0, 0, nb, hd, kend, 1.0f, S, kend, j->v + (int64_t)g * hd, ks, 0.0f, o, qs, 1);
+    }
+    free(S);
+}
+
+/* Returns 0 if no chunk could get its scratch while items were left (the
+ * caller then uses the row path, which rewrites every output). */
 static int attention_gemm(int isa, float *out, const float *q, const float *k, const float *v, int64_t nq,
                           int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t ks, float scale, int causal,
                           int nthreads) {
-    int hpg = n_heads / n_kv_heads;
-    int64_t qs = (int64_t)n_heads * hd;
     int64_t qb = (1 << 20) / (nk > 0 ? nk : 1); /* ≤ 4 MiB of scores per thread */
     qb = qb < 16 ? 16 : qb > 64 ? 64 : qb;
-    int64_t nblk = (nq + qb - 1) / qb;
-    int ok = 1;
-#pragma omp parallel num_threads(nthreads) reduction(&& : ok)
-    {
-        float *S = malloc((size_t)qb * (size_t)(nk > 0 ? nk : 1) * sizeof(float));
-        if (!S) ok = 0;
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t it = 0; it < (int64_t)n_heads * nblk; it++) {
-            if (!S) continue;
-            int h = (int)(it % n_heads), g = h / hpg;
-            int64_t i0 = it / n_heads * qb, nb = nq - i0 < qb ? nq - i0 : qb;
-            int64_t kend = visible(causal, nq, nk, i0 + nb - 1);
-            float *o = out + i0 * qs + (int64_t)h * hd;
-            if (kend == 0) {
-                for (int64_t r = 0; r < nb; r++) memset(o + r * qs, 0, (size_t)hd * sizeof(float));
-                continue;
-            }
-            /* S[nb, kend] = scale · Q_h · K_gᵀ */
-            vx_gemm_f32(0, 1, nb, kend, hd, scale, q + i0 * qs + (int64_t)h * hd, qs, k + (int64_t)g * hd, ks, 0.0f,
-                        S, kend, 1);
-            for (int64_t r = 0; r < nb; r++) {
-                int64_t lim = visible(causal, nq, nk, i0 + r);
-                vx_softmax_isa(isa, S + r * kend, lim);
-                memset(S + r * kend + lim, 0, (size_t)(kend - lim) * sizeof(float));
-            }
-            /* O[nb, hd] = S · V_g */
-            vx_gemm_f32(0, 0, nb, hd, kend, 1.0f, S, kend, v + (int64_t)g * hd, ks, 0.0f, o, qs, 1);
-        }
-        free(S);
-    }
-    return ok;
+    gemm_job j = {isa, out, q, k, v, nq, nk, (int64_t)n_heads * hd, ks, qb, (int64_t)n_heads * ((nq + qb - 1) / qb),
+                  n_heads, n_heads / n_kv_heads, hd, causal, scale, 0, 0};
+    vx_pool_run(nthreads, nthreads, gemm_chunk, &j);
+    /* a chunk without scratch claims nothing: the others did all the items unless every chunk failed */
+    return atomic_load(&j.next) >= j.n_items;
 }
 
 void vx_attention_isa(int isa, float *out, const float *q, const float *k, const float *v, int64_t nq, int64_t nk,
@@ -593,6 +671,22 @@ void vx_attention(float *out, const float *q, const float *k, const float *v, in
                      nthreads);
 }
 
+/* Widening of bf16 K/V into float32 scratch, chunks of `items` elements. */
+typedef struct {
+    const uint16_t *k16, *v16;
+    float *kf, *vf;
+    int64_t n, items;
+} widen_job;
+
+static void widen_chunk(void *ctx, int64_t chunk) {
+    const widen_job *w = ctx;
+    const int64_t a = chunk * w->items, b = a + w->items < w->n ? a + w->items : w->n;
+    for (int64_t i = a; i < b; i++) {
+        w->kf[i] = vx_bf16_to_f32(w->k16[i]);
+        w->vf[i] = vx_bf16_to_f32(w->v16[i]);
+    }
+}
+
 /* K/V in float32 or bf16 (a bf16 KV cache). bf16 gives the result of
  * vx_attention_isa over the same values widened to float32, bit for bit:
  * few query rows read bf16 directly (widened in registers, same arithmetic);
@@ -612,12 +706,8 @@ void vx_attention_kv_isa(int isa, float *out, const float *q, const void *k, con
         float *kf = malloc((size_t)n * 2 * sizeof(float));
         if (kf) {
             float *vf = kf + n;
-            const uint16_t *k16 = k, *v16 = v;
-#pragma omp parallel for schedule(static) num_threads(nthreads) if (n >= 65536)
-            for (int64_t i = 0; i < n; i++) {
-                kf[i] = vx_bf16_to_f32(k16[i]);
-                vf[i] = vx_bf16_to_f32(v16[i]);
-            }
+            widen_job w = {k, v, kf, vf, n, vx_pool_chunk_items(n, 1024, nthreads)};
+            vx_pool_run(n >= 65536 ? nthreads : 1, (n + w.items - 1) / w.items, widen_chunk, &w);
             vx_attention_isa(isa, out, q, kf, vf, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale, causal,
                              nthreads);
             free(kf);
@@ -633,4 +723,42 @@ void vx_attention_kv(float *out, const float *q, const void *k, const void *v, v
                      int nthreads) {
     vx_attention_kv_isa(vx_cpu_isa(), out, q, k, v, kv_dtype, nq, nk, n_heads, n_kv_heads, hd, kv_stride, scale,
                         causal, nthreads);
+}
+
+void vx_attention_kv_seqs_isa(int isa, const vx_attn_seq *seqs, int nseq, vx_dtype kv_dtype, int64_t nq,
+                              int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
+                              int nthreads) {
+    if (nq <= 0 || n_heads <= 0 || nseq <= 0) return;
+    if (nthreads < 1) nthreads = 1;
+    enum { MAX_SEQS = 16 };
+    if (nq >= GEMM_MIN_Q || nseq == 1) { /* many rows (or one sequence): one call each */
+        for (int i = 0; i < nseq; i++)
+            vx_attention_kv_isa(isa, seqs[i].out, seqs[i].q, seqs[i].k, seqs[i].v, kv_dtype, nq, seqs[i].nk, n_heads,
+                                n_kv_heads, hd, kv_stride, scale, causal, nthreads);
+        return;
+    }
+    const int bf = kv_dtype == VX_BF16;
+    for (int s0 = 0; s0 < nseq; s0 += MAX_SEQS) {
+        const int n = nseq - s0 < MAX_SEQS ? nseq - s0 : MAX_SEQS;
+        rows_job jobs[MAX_SEQS];
+        double work = 0;
+        for (int i = 0; i < n; i++) work += (double)nq * seqs[s0 + i].nk * n_heads * hd;
+        const int th = few_threads(work, nthreads);
+        int64_t items = 0;
+        for (int i = 0; i < n; i++) {
+            const vx_attn_seq *a = &seqs[s0 + i];
+            rows_plan(&jobs[i], &ops_tab[bf][isa], bf ? 2 : 4, a->out, a->q, a->k, a->v, nq, a->nk, n_heads,
+                      n_kv_heads, hd, kv_stride, scale, causal, nq * n, th);
+            items += jobs[i].items;
+        }
+        seqs_job sj = {jobs, n};
+        vx_pool_run(th, items, seqs_item, &sj);
+        for (int i = 0; i < n; i++) rows_merge(&jobs[i]);
+    }
+}
+
+void vx_attention_kv_seqs(const vx_attn_seq *seqs, int nseq, vx_dtype kv_dtype, int64_t nq, int n_heads,
+                          int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal, int nthreads) {
+    vx_attention_kv_seqs_isa(vx_cpu_isa(), seqs, nseq, kv_dtype, nq, n_heads, n_kv_heads, hd, kv_stride, scale,
+                             causal, nthreads);
 }

@@ -89,6 +89,9 @@ void vx_attention_isa(int isa, float *out, const float *q, const float *k, const
 void vx_attention_kv_isa(int isa, float *out, const float *q, const void *k, const void *v, vx_dtype kv_dtype,
                          int64_t nq, int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t kv_stride,
                          float scale, int causal, int nthreads);
+void vx_attention_kv_seqs_isa(int isa, const vx_attn_seq *seqs, int nseq, vx_dtype kv_dtype, int64_t nq,
+                              int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
+                              int nthreads);
 /* Softmax of one row with the given level (vx_softmax uses the best one). */
 void vx_softmax_isa(int isa, float *x, int64_t n);
 /* out[i] = act(x[i]) · (up ? up[i] : 1), out may equal x: vx_silu, vx_gelu,

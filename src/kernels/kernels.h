@@ -98,6 +98,20 @@ void vx_attention_kv(float *out, const float *q, const void *k, const void *v, v
                      int64_t nk, int n_heads, int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal,
                      int nthreads);
 
+/* vx_attention_kv for nseq independent sequences (a decode step's batch,
+ * e.g. the CFG pair): the same head layout and nq rows each, every sequence
+ * with its own rows, output and cache of nk keys. Few rows run in one pool
+ * region for all sequences; each result equals that sequence's own
+ * vx_attention_kv call, bit for bit. */
+typedef struct vx_attn_seq {
+    float *out;
+    const float *q;
+    const void *k, *v;
+    int64_t nk;
+} vx_attn_seq;
+void vx_attention_kv_seqs(const vx_attn_seq *seqs, int nseq, vx_dtype kv_dtype, int64_t nq, int n_heads,
+                          int n_kv_heads, int hd, int64_t kv_stride, float scale, int causal, int nthreads);
+
 /* vx_attention's contract for many query rows, as two GEMMs per head and
  * block of queries; bf16 = 1 rounds Q, K, softmax weights and V to bf16
  * (vdpbf16ps, the bf16 precision mode). Falls back to vx_attention where

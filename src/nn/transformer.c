@@ -260,21 +260,28 @@ static void layer_forward(const vx_tf *tf, const vx_tf_layer *ly, int l, vx_kv_c
     vx_linear(s->k, s->xn, M, &ly->k, ly->k_bias, nthreads);
     vx_linear(s->v, s->xn, M, &ly->v, ly->v_bias, nthreads);
 
-    for (int si = 0; si < nseq; si++) {
-        int slot = seqs ? seqs[si] : si;
-        int64_t pos0 = kv->len[slot];
-        for (int64_t i = 0; i < n; i++) {
-            int64_t r = si * n + i;
-            vx_rope_apply(s->q + r * qd, tf->n_heads, hd, tf->inv_freq, pos0 + i);
-            vx_rope_apply(s->k + r * kvd, tf->n_kv_heads, hd, tf->inv_freq, pos0 + i);
+    /* the sequences' attention goes in groups of up to 8 (a decode step's rows: one pool region) */
+    vx_attn_seq at[8];
+    for (int s0 = 0; s0 < nseq; s0 += 8) {
+        const int ns = nseq - s0 < 8 ? nseq - s0 : 8;
+        for (int si = s0; si < s0 + ns; si++) {
+            int slot = seqs ? seqs[si] : si;
+            int64_t pos0 = kv->len[slot];
+            for (int64_t i = 0; i < n; i++) {
+                int64_t r = si * n + i;
+                vx_rope_apply(s->q + r * qd, tf->n_heads, hd, tf->inv_freq, pos0 + i);
+                vx_rope_apply(s->k + r * kvd, tf->n_kv_heads, hd, tf->inv_freq, pos0 + i);
+            }
+            /* the new positions go into the cache (rounded for bf16) and attention reads them from there */
+            vx_kv_store(kv, l, slot, pos0, n, s->k + si * n * kvd, s->v + si * n * kvd);
+            const size_t c = (size_t)l * kv->nseq + slot;
+            const int bf = kv->dtype == VX_BF16;
+            at[si - s0] = (vx_attn_seq){s->att + si * n * qd, s->q + si * n * qd,
+                                        bf ? (const void *)kv->k16[c] : kv->k[c],
+                                        bf ? (const void *)kv->v16[c] : kv->v[c], pos0 + n};
         }
-        /* the new positions go into the cache (rounded for bf16) and attention reads them from there */
-        vx_kv_store(kv, l, slot, pos0, n, s->k + si * n * kvd, s->v + si * n * kvd);
-        const size_t c = (size_t)l * kv->nseq + slot;
-        const int bf = kv->dtype == VX_BF16;
-        vx_attention_kv(s->att + si * n * qd, s->q + si * n * qd, bf ? (const void *)kv->k16[c] : kv->k[c],
-                        bf ? (const void *)kv->v16[c] : kv->v[c], kv->dtype, n, pos0 + n, tf->n_heads,
-                        tf->n_kv_heads, hd, kvd, 1.0f / sqrtf((float)hd), 1, nthreads);
+        vx_attention_kv_seqs(at, ns, kv->dtype, n, tf->n_heads, tf->n_kv_heads, hd, kvd, 1.0f / sqrtf((float)hd), 1,
+                             nthreads);
     }
     vx_linear(s->tmp, s->att, M, &ly->o, NULL, nthreads);
     vx_add(x, s->tmp, M * D);

@@ -89,6 +89,62 @@ static void test_kernel(void) {
             attention_case(isa, 1, 2501, 6, 2, 64, 3, 1, th);   /* long context: key splits merged */
             attention_case(isa, 1, 40, 40, 2, 8, 0, 1, th);     /* hpg 20 > CH: two chunks per group */
             attention_case(isa, 2, 7, 260, 130, 4, 0, 1, th);   /* more heads than MAXH */
+            attention_case(isa, 1, 65536, 2, 1, 8, 0, 1, th);   /* VibeVoice's 64K context: 32 splits */
+        }
+}
+
+/* Decode rows (f32 or bf16 K/V) give the same bits on 1, 2, 3 and 5
+ * threads: key splits depend on nk only (1, 2, 4, 32 splits here), and the
+ * batched entry point (one pool region for several sequences) gives each
+ * sequence the bits of its own call. */
+static void decode_threads_case(int isa, int bf, int64_t nq, int H, int Hkv, int hd, int pad) {
+    static const int64_t nks[3] = {700, 4100, 40000};
+    const int64_t ks = (int64_t)Hkv * hd + pad, qs = (int64_t)H * hd, nkv = nks[2] * ks;
+    const size_t es = bf ? 2 : 4;
+    const vx_dtype dt = bf ? VX_BF16 : VX_F32;
+    float *q = malloc(sizeof(float) * (size_t)(3 * nq * qs)), *tmp = malloc(sizeof(float) * (size_t)nkv);
+    char *kv = malloc(es * (size_t)(2 * nkv));
+    float *ref = malloc(sizeof(float) * (size_t)(3 * nq * qs)), *out = malloc(sizeof(float) * (size_t)(3 * nq * qs));
+    tl_fill_random(q, (size_t)(3 * nq * qs), seed++);
+    for (int64_t i = 0; i < 3 * nq * qs; i++) q[i] *= 3;
+    for (int part = 0; part < 2; part++) {
+        tl_fill_random(tmp, (size_t)nkv, seed++);
+        for (int64_t i = 0; i < nkv; i++)
+            if (bf) ((uint16_t *)kv)[part * nkv + i] = vx_f32_to_bf16(tmp[i]);
+            else ((float *)kv)[part * nkv + i] = tmp[i];
+    }
+    const void *k = kv, *v = kv + es * (size_t)nkv;
+    const float scale = 1.0f / sqrtf((float)hd);
+    /* sequence s: its own rows, the first nks[s] keys of the cache */
+    for (int s = 0; s < 3; s++)
+        vx_attention_kv_isa(isa, ref + s * nq * qs, q + s * nq * qs, k, v, dt, nq, nks[s], H, Hkv, hd, ks, scale, 1,
+                            1);
+    static const int threads[4] = {1, 2, 3, 5};
+    for (int t = 0; t < 4; t++) {
+        for (int s = 0; s < 3; s++)
+            vx_attention_kv_isa(isa, out + s * nq * qs, q + s * nq * qs, k, v, dt, nq, nks[s], H, Hkv, hd, ks, scale,
+                                1, threads[t]);
+        CHECK_MSG(!memcmp(out, ref, sizeof(float) * (size_t)(3 * nq * qs)),
+                  "%s decode attention %s nq=%lld H=%d Hkv=%d hd=%d: %d threads differ from 1 thread", tl_isa_name[isa],
+                  bf ? "bf16" : "f32", (long long)nq, H, Hkv, hd, threads[t]);
+        memset(out, 0, sizeof(float) * (size_t)(3 * nq * qs));
+        vx_attn_seq seqs[3];
+        for (int s = 0; s < 3; s++) seqs[s] = (vx_attn_seq){out + s * nq * qs, q + s * nq * qs, k, v, nks[s]};
+        vx_attention_kv_seqs_isa(isa, seqs, 3, dt, nq, H, Hkv, hd, ks, scale, 1, threads[t]);
+        CHECK_MSG(!memcmp(out, ref, sizeof(float) * (size_t)(3 * nq * qs)),
+                  "%s batched decode attention %s nq=%lld H=%d Hkv=%d hd=%d, %d threads: not the bits of one call "
+                  "per sequence",
+                  tl_isa_name[isa], bf ? "bf16" : "f32", (long long)nq, H, Hkv, hd, threads[t]);
+    }
+    free(q), free(tmp), free(kv), free(ref), free(out);
+}
+
+static void test_decode_threads(void) {
+    for (int isa = 0; isa <= vx_cpu_isa(); isa++)
+        for (int bf = 0; bf < 2; bf++) {
+            decode_threads_case(isa, bf, 1, 6, 2, 24, 0);  /* GQA, hd 16 + 8 tail */
+            decode_threads_case(isa, bf, 2, 3, 1, 17, 3);  /* odd hd, padded stride, 2 rows */
+            decode_threads_case(isa, bf, 1, 4, 4, 64, 0);  /* one head per group */
         }
 }
 
@@ -183,11 +239,48 @@ static void test_transformer(vx_tf *tf) {
     free(x), free(b), free(f32), free(pre), free(dec), free(pa), free(pb), free(pair);
 }
 
+/* VibeVoice's 64K context (max_position_embeddings 65536) on the tiny Qwen2,
+ * both storages: a pair of caches holding 65535 positions takes the last
+ * position (the capacity stops at the model context), on 1 and 3 threads
+ * with the same bits, and refuses one more. */
+static void test_64k(vx_tf *tf) {
+    const int D = tf->dim;
+    const int64_t ctx = 65536;
+    for (int bf = 0; bf < 2; bf++) {
+        vx_tf_set_kv(tf, bf ? VX_KV_BF16 : VX_KV_F32);
+        vx_err err = {0};
+        vx_kv_cache kv;
+        float *x = malloc(sizeof(float) * 6 * (size_t)D), *y = x + 2 * D, *z = y + 2 * D; /* [2][D] each */
+        tl_fill_random(x, 2 * (size_t)D, 11);
+        CHECK(vx_kv_init(&kv, tf, 2, ctx, &err) == VOCIS_OK);
+        CHECK_MSG(vx_kv_reserve(&kv, ctx - 1, &err) == VOCIS_OK && kv.cap == ctx, "%s", err.msg);
+        CHECK_MSG(vx_kv_fill_synthetic(&kv, ctx - 1, &err) == VOCIS_OK, "%s", err.msg);
+        for (int t = 0; t < 2; t++) {
+            float *o = t ? z : y;
+            memcpy(o, x, sizeof(float) * 2 * (size_t)D);
+            kv.len[0] = kv.len[1] = ctx - 1;
+            CHECK_MSG(vx_tf_forward(tf, &kv, NULL, 2, 1, o, t ? 3 : 1, NULL, NULL, &err) == VOCIS_OK, "%s", err.msg);
+            CHECK(kv.len[0] == ctx && kv.len[1] == ctx && kv.cap == ctx);
+        }
+        int finite = 1;
+        for (int i = 0; i < 2 * D; i++) finite &= isfinite(y[i]);
+        CHECK_MSG(finite, "64K context (%s KV): non-finite output", bf ? "bf16" : "f32");
+        CHECK_MSG(!memcmp(y, z, sizeof(float) * 2 * (size_t)D), "64K context (%s KV): 3 threads differ from 1",
+                  bf ? "bf16" : "f32");
+        CHECK_MSG(vx_tf_forward(tf, &kv, NULL, 2, 1, z, 1, NULL, NULL, &err) == VOCIS_E_ARG,
+                  "position 65537 of a 65536-position model was accepted");
+        free(x);
+        vx_kv_free(&kv);
+    }
+    vx_tf_set_kv(tf, VX_KV_F32);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) tl_data_dir = argv[1];
     CHECK(vx_kv_parse(NULL) == VX_KV_F32 && vx_kv_parse("f32") == VX_KV_F32 && vx_kv_parse("bf16") == VX_KV_BF16);
     CHECK(vx_kv_parse("fp8") == -1 && !strcmp(vx_kv_name(VX_KV_BF16), "bf16"));
     test_kernel();
+    test_decode_threads();
 
     vx_err err = {0};
     vx_vv_config cfg;
@@ -201,6 +294,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     test_transformer(&lm.tf);
+    test_64k(&lm.tf);
     vx_vv_lm_free(&lm);
     vx_weights_close(w);
     return tl_finish("test_kv_cache");
