@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/pool.h"
 #include "kernels/kernels.h"
 #include "kernels/precision.h"
 #include "models/synthetic.h"
@@ -31,7 +32,7 @@
 #define COL_BUDGET (1 << 20) /* floats per GEMM column tile (4 MiB) */
 #define FFN_BUDGET (1 << 22) /* floats of FFN hidden per row tile (16 MiB) */
 #define WHOLE_CHUNK 32       /* frames per chunk of the whole-sequence calls */
-#define PAR_MIN 32768        /* elements from which the element-wise loops are threaded */
+#define PAR_MIN 8192         /* least elements per chunk of the element-wise loops on the pool */
 
 typedef struct conv { /* SConv1d */
     int64_t cin, cout, k, s;
@@ -563,16 +564,53 @@ static vocis_status scratch_new(const vx_vv_vae *v, int64_t frames, scratch *S, 
 
 /* ------------------------------------------------------------------ layers */
 
+/* Rows per chunk when `rows` rows of `cost` elements each go to the pool:
+ * many small chunks, none under PAR_MIN elements. Every loop below computes
+ * each output row alone, so the split never changes a bit. */
+static int64_t par_rows(int64_t rows, int64_t cost, int nthreads) {
+    if (nthreads <= 1) return max64(rows, 1);
+    return max64(vx_pool_chunk_items(rows, 1, nthreads), max64(1, PAR_MIN / max64(cost, 1)));
+}
+
+/* A row range of an element-wise loop: the rows [c·per, min(rows, (c+1)·per)). */
+typedef struct rows_job {
+    int64_t rows, per;
+} rows_job;
+static void job_span(const rows_job *j, int64_t c, int64_t *a, int64_t *b) {
+    *a = c * j->per;
+    *b = min64(j->rows, *a + j->per);
+}
+static void run_rows(rows_job *j, int64_t rows, int64_t cost, int nthreads, vx_pool_fn fn) {
+    j->rows = rows;
+    j->per = par_rows(rows, cost, nthreads);
+    vx_pool_run(nthreads, (rows + j->per - 1) / j->per, fn, j);
+}
+
+/* Rows of y[rows][d] = norm(x) (LayerNorm or RMSNorm as the tokenizer says). */
+static void norm_span(const vx_vv_vae *v, const float *w, const float *b, const float *x, float *y, int64_t r0,
+                      int64_t r1, int64_t d) {
+    if (v->ln) vx_layernorm(y + r0 * d, x + r0 * d, w, b, r1 - r0, d, v->eps);
+    else vx_rmsnorm(y + r0 * d, x + r0 * d, w, r1 - r0, d, v->eps);
+}
+
+typedef struct norm_job {
+    rows_job r; /* first: the pool's ctx */
+    const vx_vv_vae *v;
+    const float *w, *b, *x;
+    float *y;
+    int64_t d;
+} norm_job;
+static void norm_chunk(void *ctx, int64_t c) {
+    const norm_job *j = ctx;
+    int64_t a, b;
+    job_span(&j->r, c, &a, &b);
+    norm_span(j->v, j->w, j->b, j->x, j->y, a, b, j->d);
+}
+
 static void norm_rows(const vx_vv_vae *v, const float *w, const float *b, const float *x, float *y, int64_t rows,
                       int64_t d, int nthreads) {
-    const int64_t per = max64(1, PAR_MIN / max64(d, 1));
-    const int64_t nch = (rows + per - 1) / per;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nch > 1 && nthreads > 1)
-    for (int64_t ci = 0; ci < nch; ci++) {
-        const int64_t r0 = ci * per, n = min64(per, rows - r0);
-        if (v->ln) vx_layernorm(y + r0 * d, x + r0 * d, w, b, n, d, v->eps);
-        else vx_rmsnorm(y + r0 * d, x + r0 * d, w, n, d, v->eps);
-    }
+    norm_job j = {{0, 0}, v, w, b, x, y, d};
+    run_rows(&j.r, rows, d, nthreads, norm_chunk);
 }
 
 /* Input rows of conv c for T new steps: the state (k − s rows) is copied in
@@ -586,6 +624,31 @@ static float *conv_in(const conv *c, const float *st, int64_t T, scratch *S) {
     return xin + ctx * c->cin;
 }
 
+/* Depthwise conv (any stride) of the rows prepared by conv_in: output rows [a, b). */
+typedef struct dw_job {
+    rows_job r;
+    const conv *c;
+    const float *xin;
+    float *y;
+} dw_job;
+static void dw_chunk(void *ctx, int64_t q) {
+    const dw_job *j = ctx;
+    const conv *c = j->c;
+    const int64_t co = c->cout, ci = c->cin, K = c->k, s = c->s;
+    const float *w = c->dww, *bias = c->b;
+    int64_t t0, t1;
+    job_span(&j->r, q, &t0, &t1);
+    for (int64_t t = t0; t < t1; t++) {
+        float *restrict yr = j->y + t * co;
+        if (bias) memcpy(yr, bias, (size_t)co * sizeof(float));
+        else memset(yr, 0, (size_t)co * sizeof(float));
+        for (int64_t k = 0; k < K; k++) {
+            const float *restrict xr = j->xin + (t * s + k) * ci, *restrict wr = w + k * ci;
+            for (int64_t o = 0; o < co; o++) yr[o] += wr[o] * xr[o];
+        }
+    }
+}
+
 /* y[To][cout] from the rows prepared by conv_in; the state becomes the last
  * k − s rows of [state; x] (the pad excluded). Returns To. */
 static int64_t conv_run(const conv *c, float *st, int64_t T, float *y, scratch *S, int nthreads) {
@@ -594,21 +657,8 @@ static int64_t conv_run(const conv *c, float *st, int64_t T, float *y, scratch *
     const float *xin = S->xin;
     if (ctx) memmove(st, xin + T * ci, (size_t)(ctx * ci) * sizeof(float));
     if (c->dw) {
-        const float *w = c->dww, *bias = c->b;
-        const int64_t per = max64(1, PAR_MIN / max64(ci * K, 1)), nch = (To + per - 1) / per;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nch > 1 && nthreads > 1)
-        for (int64_t q = 0; q < nch; q++) {
-            const int64_t t1 = min64(To, (q + 1) * per);
-            for (int64_t t = q * per; t < t1; t++) {
-                float *restrict yr = y + t * co;
-                if (bias) memcpy(yr, bias, (size_t)co * sizeof(float));
-                else memset(yr, 0, (size_t)co * sizeof(float));
-                for (int64_t j = 0; j < K; j++) {
-                    const float *restrict xr = xin + (t * s + j) * ci, *restrict wr = w + j * ci;
-                    for (int64_t o = 0; o < co; o++) yr[o] += wr[o] * xr[o];
-                }
-            }
-        }
+        dw_job j = {{0, 0}, c, xin, y};
+        run_rows(&j.r, To, ci * K, nthreads, dw_chunk);
         return To;
     }
     const int64_t row = K * ci, R = tile_rows(row);
@@ -649,56 +699,134 @@ static int64_t convtr_run(const convtr *c, float *st, const float *x, int64_t T,
 }
 
 /* x[T][d] += gamma ⊙ y (gamma NULL: += y) */
-static void residual(float *x, const float *y, const float *gamma, int64_t T, int64_t d, int nthreads) {
-    const int64_t per = max64(1, PAR_MIN / max64(d, 1)), nch = (T + per - 1) / per;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nch > 1 && nthreads > 1)
-    for (int64_t q = 0; q < nch; q++) {
-        const int64_t t1 = min64(T, (q + 1) * per);
-        for (int64_t t = q * per; t < t1; t++) {
-            float *restrict xr = x + t * d;
-            const float *restrict yr = y + t * d;
-            if (gamma)
-                for (int64_t c = 0; c < d; c++) xr[c] += gamma[c] * yr[c];
-            else
-                for (int64_t c = 0; c < d; c++) xr[c] += yr[c];
-        }
+static void residual_span(float *x, const float *y, const float *gamma, int64_t t0, int64_t t1, int64_t d) {
+    for (int64_t t = t0; t < t1; t++) {
+        float *restrict xr = x + t * d;
+        const float *restrict yr = y + t * d;
+        if (gamma)
+            for (int64_t c = 0; c < d; c++) xr[c] += gamma[c] * yr[c];
+        else
+            for (int64_t c = 0; c < d; c++) xr[c] += yr[c];
     }
+}
+
+typedef struct residual_job {
+    rows_job r;
+    float *x;
+    const float *y, *gamma;
+    int64_t d;
+} residual_job;
+static void residual_chunk(void *ctx, int64_t q) {
+    const residual_job *j = ctx;
+    int64_t a, b;
+    job_span(&j->r, q, &a, &b);
+    residual_span(j->x, j->y, j->gamma, a, b, j->d);
+}
+
+static void residual(float *x, const float *y, const float *gamma, int64_t T, int64_t d, int nthreads) {
+    residual_job j = {{0, 0}, x, y, gamma, d};
+    run_rows(&j.r, T, d, nthreads, residual_chunk);
 }
 
 /* The depthwise stride-1 mixer fused with its residual:
  * x[t][c] += gamma[c] · (b[c] + Σ_j w[j][c] · rows[t + j][c]), rows from conv_in. */
-static void dw_residual(const conv *c, float *st, int64_t T, float *x, const float *gamma, scratch *S,
-                        int nthreads) {
+typedef struct dw_residual_job {
+    rows_job r;
+    const conv *c;
+    const float *xin, *gamma;
+    float *x;
+} dw_residual_job;
+static void dw_residual_chunk(void *ctx, int64_t q) {
     enum { CB = 64 };
-    const int64_t d = c->cin, K = c->k, ctx = K - 1;
-    const float *xin = S->xin, *w = c->dww, *bias = c->b;
-    if (ctx) memmove(st, xin + T * d, (size_t)(ctx * d) * sizeof(float));
-    const int64_t per = max64(1, PAR_MIN / max64(d * K, 1)), nch = (T + per - 1) / per;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nch > 1 && nthreads > 1)
-    for (int64_t q = 0; q < nch; q++) {
-        float acc[CB];
-        const int64_t t1 = min64(T, (q + 1) * per);
-        for (int64_t t = q * per; t < t1; t++)
-            for (int64_t c0 = 0; c0 < d; c0 += CB) {
-                const int64_t n = min64(CB, d - c0);
-                for (int64_t o = 0; o < n; o++) acc[o] = bias ? bias[c0 + o] : 0.0f;
-                for (int64_t j = 0; j < K; j++) {
-                    const float *restrict xr = xin + (t + j) * d + c0, *restrict wr = w + j * d + c0;
-                    for (int64_t o = 0; o < n; o++) acc[o] += wr[o] * xr[o];
-                }
-                float *restrict xo = x + t * d + c0;
-                if (gamma)
-                    for (int64_t o = 0; o < n; o++) xo[o] += gamma[c0 + o] * acc[o];
-                else
-                    for (int64_t o = 0; o < n; o++) xo[o] += acc[o];
+    const dw_residual_job *j = ctx;
+    const int64_t d = j->c->cin, K = j->c->k;
+    const float *xin = j->xin, *w = j->c->dww, *bias = j->c->b, *gamma = j->gamma;
+    float *x = j->x;
+    float acc[CB];
+    int64_t t0, t1;
+    job_span(&j->r, q, &t0, &t1);
+    for (int64_t t = t0; t < t1; t++)
+        for (int64_t c0 = 0; c0 < d; c0 += CB) {
+            const int64_t n = min64(CB, d - c0);
+            for (int64_t o = 0; o < n; o++) acc[o] = bias ? bias[c0 + o] : 0.0f;
+            for (int64_t k = 0; k < K; k++) {
+                const float *restrict xr = xin + (t + k) * d + c0, *restrict wr = w + k * d + c0;
+                for (int64_t o = 0; o < n; o++) acc[o] += wr[o] * xr[o];
             }
-    }
+            float *restrict xo = x + t * d + c0;
+            if (gamma)
+                for (int64_t o = 0; o < n; o++) xo[o] += gamma[c0 + o] * acc[o];
+            else
+                for (int64_t o = 0; o < n; o++) xo[o] += acc[o];
+        }
 }
 
-static void gelu_par(float *x, int64_t n, int nthreads) {
-    const int64_t per = 4 * PAR_MIN, nch = (n + per - 1) / per;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nch > 1 && nthreads > 1)
-    for (int64_t q = 0; q < nch; q++) vx_gelu(x + q * per, min64(per, n - q * per));
+static void dw_residual(const conv *c, float *st, int64_t T, float *x, const float *gamma, scratch *S,
+                        int nthreads) {
+    const int64_t d = c->cin, ctx = c->k - 1;
+    if (ctx) memmove(st, S->xin + T * d, (size_t)(ctx * d) * sizeof(float));
+    dw_residual_job j = {{0, 0}, c, S->xin, gamma, x};
+    run_rows(&j.r, T, d * c->k, nthreads, dw_residual_chunk);
+}
+
+typedef struct gelu_job {
+    rows_job r;
+    float *x;
+    int64_t d;
+} gelu_job;
+static void gelu_chunk(void *ctx, int64_t q) {
+    const gelu_job *j = ctx;
+    int64_t a, b;
+    job_span(&j->r, q, &a, &b);
+    vx_gelu(j->x + a * j->d, (b - a) * j->d);
+}
+
+/* GELU of x[rows][d] */
+static void gelu_par(float *x, int64_t rows, int64_t d, int nthreads) {
+    gelu_job j = {{0, 0}, x, d};
+    run_rows(&j.r, rows, d, nthreads, gelu_chunk);
+}
+
+/* The FFN of many rows in row chunks on the pool, each chunk one thread's
+ * ffn_norm -> linear1 -> GELU -> linear2 -> residual on its rows, its
+ * activations staying in cache and the threads meeting once per block
+ * instead of five times. Chunks of at least FFN_CHUNK rows (the packed GEMM
+ * repacks W per call, a cost of ~1/rows of the products), their bounds a
+ * function of the row count alone: the same bits at any thread count. */
+#define FFN_CHUNK 128
+typedef struct ffn_job {
+    const vx_vv_vae *v;
+    const block *b;
+    float *x; /* [n][d] */
+    scratch *S;
+    int64_t n, per, chunks;
+} ffn_job;
+static void ffn_chunk(void *ctx, int64_t c) {
+    const ffn_job *j = ctx;
+    const block *b = j->b;
+    const int64_t d = b->d, h = b->h, r0 = c * j->per, r1 = c == j->chunks - 1 ? j->n : r0 + j->per, m = r1 - r0;
+    float *fu = j->S->fu + r0 * d, *fh = j->S->fh + r0 * h, *fo = j->S->fo + r0 * d;
+    norm_span(j->v, b->fnw, b->fnb, j->x, j->S->fu, r0, r1, d);
+    vx_linear(fh, fu, m, &b->l1, b->b1, 1); /* [m, d] -> [m, h] */
+    vx_gelu(fh, m * h);
+    vx_linear(fo, fh, m, &b->l2, b->b2, 1); /* [m, h] -> [m, d] */
+    residual_span(j->x, j->S->fo, b->fgamma, r0, r1, d);
+}
+
+/* FFN residual of rows x[n][d] (n within the scratch's FFN rows). */
+static void ffn_run(const vx_vv_vae *v, const block *b, float *x, int64_t n, scratch *S, int nthreads) {
+    if (n >= 2 * FFN_CHUNK) {
+        /* the last chunk takes the remainder: every chunk >= FFN_CHUNK rows */
+        ffn_job j = {v, b, x, S, n, 0, n / FFN_CHUNK};
+        j.per = n / j.chunks;
+        vx_pool_run(nthreads, j.chunks, ffn_chunk, &j);
+        return;
+    }
+    norm_rows(v, b->fnw, b->fnb, x, S->fu, n, b->d, nthreads);
+    vx_linear(S->fh, S->fu, n, &b->l1, b->b1, nthreads);
+    gelu_par(S->fh, n, b->h, nthreads);
+    vx_linear(S->fo, S->fh, n, &b->l2, b->b2, nthreads);
+    residual(x, S->fo, b->fgamma, n, b->d, nthreads);
 }
 
 /* Block1D in place on x[T][d]; y: scratch of T·d floats. */
@@ -714,15 +842,7 @@ static void block_run(const vx_vv_vae *v, const block *b, float *st, float *x, f
         residual(x, y, b->gamma, T, d, nthreads);
     }
     const int64_t R = ffn_rows(b->h);
-    for (int64_t t0 = 0; t0 < T; t0 += R) {
-        const int64_t n = min64(R, T - t0);
-        float *xr = x + t0 * d;
-        norm_rows(v, b->fnw, b->fnb, xr, S->fu, n, d, nthreads);
-        vx_linear(S->fh, S->fu, n, &b->l1, b->b1, nthreads);
-        gelu_par(S->fh, n * b->h, nthreads);
-        vx_linear(S->fo, S->fh, n, &b->l2, b->b2, nthreads);
-        residual(xr, S->fo, b->fgamma, n, d, nthreads);
-    }
+    for (int64_t t0 = 0; t0 < T; t0 += R) ffn_run(v, b, x + t0 * d, min64(R, T - t0), S, nthreads);
 }
 
 static vocis_status probe_put(const vx_vv_vae_probe *pr, const char *name, const float *x, int64_t T, int64_t C,
