@@ -38,18 +38,7 @@ static const command *find_command(const char *name) {
     return NULL;
 }
 
-/* OpenMP threads that spin while waiting collapse when another process holds a core (T3 decode:
- * 11 steps/s instead of 26 on one thread); libgomp reads its wait policy before main runs, so the
- * CLI re-executes itself once with a short spin (GOMP_SPINCOUNT=1000: 2 % slower on an idle
- * machine, 1.7x faster next to a busy process) unless the user chose a policy. */
-static void set_wait_policy(char **argv) {
-    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
-    if (setenv("GOMP_SPINCOUNT", "1000", 1) != 0) return;
-    execv("/proc/self/exe", argv); /* returns only on failure: go on with the default policy */
-}
-
 int main(int argc, char **argv) {
-    set_wait_policy(argv);
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -15,7 +15,7 @@ enum { VX_ISA_SCALAR = 0, VX_ISA_AVX2 = 1, VX_ISA_AVX512 = 2 };
 int vx_cpu_isa(void);
 
 /* Make OpenBLAS single-threaded (once per process): the kernels partition
- * work over their own OpenMP threads and call sgemm inside each partition,
+ * work over the pool's threads (base/pool.h) and call sgemm inside each partition,
  * so a second, nested thread pool would only oversubscribe the cores. */
 void vx_blas_init(void);
 
@@ -100,14 +100,6 @@ enum { VX_ACT_SILU, VX_ACT_GELU, VX_ACT_GELU_TANH };
 void vx_act_isa(int isa, int act, float *out, const float *x, const float *up, int64_t n);
 /* GELU (erf form) with the given level. */
 void vx_gelu_isa(int isa, float *x, int64_t n);
-
-/* Inside an OpenMP parallel region: this thread's number t and the team size nt. */
-#ifdef _OPENMP
-#include <omp.h>
-#define VX_OMP_THREAD(t, nt) int t = omp_get_thread_num(), nt = omp_get_num_threads()
-#else
-#define VX_OMP_THREAD(t, nt) int t = 0, nt = 1
-#endif
 
 /* Thread t of nt's share [*a, *b) of len items, in multiples of align
  * (the last share may be shorter, or empty). */

@@ -40,12 +40,12 @@ vx_mat vx_mat_of(const vx_tensor *t);
 /* y[M, N] = x[M, K] · Wᵀ (+ bias[N] when bias != NULL). y must not alias x.
  * Reads W once for all M rows (M = 2 for a CFG pair). Threaded over N (or M
  * when N is small) with up to `nthreads` threads: few rows on the thread
- * pool (base/pool.h), many rows (the packed GEMM, sgemm panels) on OpenMP. */
+ * pool (base/pool.h), many rows too (the packed GEMM, sgemm panels). */
 void vx_linear(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads);
 
 /* Row-major float32 GEMM: C[M,N] = alpha * op(A)[M,K] · op(B)[K,N] + beta * C.
  * transA/transB: 0 = as stored, 1 = transposed. Leading dims as in BLAS.
- * Split over `nthreads` OpenMP threads, each calling a single-threaded
+ * Split into blocks set by the shape alone, run on up to `nthreads` pool threads, each calling a single-threaded
  * OpenBLAS: the first call of this or vx_linear sets openblas_set_num_threads(1)
  * for the process, so call BLAS through here, not cblas_* directly. */
 void vx_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,

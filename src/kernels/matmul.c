@@ -17,9 +17,6 @@
  * sgemm writes the matching column block of y.
  */
 #include <cblas.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +72,32 @@ static void sgemm1(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                 (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 }
 
+typedef struct {
+    int transA, transB;
+    int64_t M, N, K;
+    float alpha;
+    const float *A;
+    int64_t lda;
+    const float *B;
+    int64_t ldb;
+    float beta;
+    float *C;
+    int64_t ldc;
+    int split_m;
+    int64_t step; /* rows (split_m) or columns per chunk */
+} gemm_split_job;
+
+static void gemm_split_chunk(void *ctx, int64_t c) {
+    const gemm_split_job *j = ctx;
+    const int64_t len = j->split_m ? j->M : j->N, a = c * j->step, b = a + j->step < len ? a + j->step : len;
+    if (j->split_m)
+        sgemm1(j->transA, j->transB, b - a, j->N, j->K, j->alpha, j->transA ? j->A + a : j->A + a * j->lda, j->lda,
+               j->B, j->ldb, j->beta, j->C + a * j->ldc, j->ldc);
+    else
+        sgemm1(j->transA, j->transB, j->M, b - a, j->K, j->alpha, j->A, j->lda,
+               j->transB ? j->B + a * j->ldb : j->B + a, j->ldb, j->beta, j->C + a, j->ldc);
+}
+
 void vx_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc, int nthreads) {
     int isa = vx_cpu_isa();
@@ -82,29 +105,17 @@ void vx_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, float 
         vx_gemm_packed(isa, transA, transB, M, N, K, alpha, A, lda, B, VX_F32, ldb, beta, C, ldc, NULL, 0, nthreads))
         return;
     vx_blas_init();
-    if ((double)M * N * K < 1e6) nthreads = 1;
-    if (nthreads <= 1) {
+    if ((double)M * N * K < 1e6) {
         sgemm1(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-    /* Split the larger of M and N into one contiguous block per thread. */
-    int split_m = M >= N;
-    int64_t len = split_m ? M : N;
-#pragma omp parallel num_threads(nthreads)
-    {
-        VX_OMP_THREAD(t, nt);
-        int64_t step = (len + nt - 1) / nt;
-        if (!split_m) step = (step + 15) & ~(int64_t)15;
-        int64_t a = t * step, b = a + step < len ? a + step : len;
-        if (a < b) {
-            if (split_m)
-                sgemm1(transA, transB, b - a, N, K, alpha, transA ? A + a : A + a * lda, lda, B, ldb, beta,
-                       C + a * ldc, ldc);
-            else
-                sgemm1(transA, transB, M, b - a, K, alpha, A, lda, transB ? B + a * ldb : B + a, ldb, beta,
-                       C + a, ldc);
-        }
-    }
+    /* The larger of M and N in up to 16 blocks set by its length alone (any
+     * thread count computes each block the same way). */
+    gemm_split_job j = {transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, M >= N, 0};
+    const int64_t len = j.split_m ? M : N;
+    j.step = (len + 15) / 16;
+    if (!j.split_m) j.step = (j.step + 15) & ~(int64_t)15;
+    vx_pool_run(nthreads, (len + j.step - 1) / j.step, gemm_split_chunk, &j);
 }
 
 /* ---- small-M streaming kernels ----
@@ -341,30 +352,37 @@ static void linear_chunk(void *ctx, int64_t c) {
         linear_stream(j->isa, j->y, j->x, j->M, j->W, j->bias, a, b);
 }
 
-/* Large M, bf16/f16 W: convert PANEL rows at a time and sgemm them. Returns
- * 0 if scratch memory was not available (the caller then streams). */
+/* Large M, bf16/f16 W: chunks of PANEL rows of W, each converted into its
+ * thread's f32 scratch and sgemm'd. Returns 0 if scratch memory was not
+ * available (the caller then streams). */
+typedef struct {
+    float *y;
+    const float *x;
+    int64_t M;
+    const vx_mat *W;
+    const float *bias;
+    float *scratch; /* PANEL × K floats per pool slot */
+} panels_job;
+
+static void panel_chunk(void *ctx, int64_t c) {
+    const panels_job *j = ctx;
+    const int64_t K = j->W->cols, N = j->W->rows, n = c * PANEL, rows = N - n < PANEL ? N - n : PANEL;
+    float *buf = j->scratch + (size_t)vx_pool_slot() * PANEL * (size_t)K;
+    vx_to_f32(buf, (const char *)j->W->data + (size_t)n * K * vx_dtype_size(j->W->dtype), j->W->dtype,
+              (size_t)(rows * K));
+    sgemm1(0, 1, j->M, rows, K, 1.0f, j->x, K, buf, K, 0.0f, j->y + n, N);
+    if (j->bias)
+        for (int64_t m = 0; m < j->M; m++) vx_add(j->y + m * N + n, j->bias + n, rows);
+}
+
 static int linear_panels(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads) {
-    int64_t K = W->cols, N = W->rows;
-    size_t es = vx_dtype_size(W->dtype);
-    int ok = 1;
-#pragma omp parallel num_threads(nthreads) reduction(&& : ok)
-    {
-        VX_OMP_THREAD(t, nt);
-        int64_t a, b;
-        vx_thread_range(N, 16, t, nt, &a, &b);
-        int64_t pr = b - a < PANEL ? b - a : PANEL;
-        float *buf = a < b ? malloc((size_t)pr * K * sizeof(float)) : NULL;
-        if (a < b && !buf) ok = 0;
-        for (int64_t n = a; buf && n < b; n += PANEL) {
-            int64_t rows = b - n < PANEL ? b - n : PANEL;
-            vx_to_f32(buf, (const char *)W->data + (size_t)n * K * es, W->dtype, (size_t)(rows * K));
-            sgemm1(0, 1, M, rows, K, 1.0f, x, K, buf, K, 0.0f, y + n, N);
-            if (bias)
-                for (int64_t m = 0; m < M; m++) vx_add(y + m * N + n, bias + n, rows);
-        }
-        free(buf);
-    }
-    return ok;
+    const int64_t K = W->cols, N = W->rows, chunks = (N + PANEL - 1) / PANEL;
+    if (nthreads > chunks) nthreads = (int)chunks;
+    panels_job j = {y, x, M, W, bias, malloc((size_t)nthreads * PANEL * (size_t)K * sizeof(float))};
+    if (!j.scratch) return 0;
+    vx_pool_run(nthreads, chunks, panel_chunk, &j);
+    free(j.scratch);
+    return 1;
 }
 
 /* Without AVX-512 the 16-register AVX2 tiles are no match for OpenBLAS

@@ -25,9 +25,6 @@
  * Large M (prefill) is compute-bound: each thread dequantizes panels of W
  * rows to f32 scratch once and runs the ordinary f32 vx_linear path on them
  * (its tiles or sgemm), with float32 activations. */
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include <cpuid.h>
 #include <float.h>
 #include <math.h>
@@ -588,35 +585,42 @@ static void q8_dequant(int isa, float *dst, const vx_mat *W, int64_t n0, int64_t
     }
 }
 
-/* Large M: per thread, panels of its W rows dequantized to f32 and run
- * through vx_linear_isa (1 thread) into scratch, then copied into y's
- * columns. Returns 0 if scratch was not available (the caller streams). */
+/* Large M: chunks of P rows of W, each dequantized to f32 into its thread's
+ * scratch and run through vx_linear_isa (1 thread) into scratch, then copied
+ * into y's columns. Returns 0 if scratch was not available (the caller
+ * streams). */
+typedef struct {
+    int isa;
+    float *y;
+    const float *x;
+    int64_t M, P;
+    const vx_mat *W;
+    const float *bias;
+    float *scratch; /* per pool slot: P × K weights, then P × M outputs */
+} q8_panels_job;
+
+static void q8_panel_chunk(void *ctx, int64_t c) {
+    const q8_panels_job *j = ctx;
+    const int64_t K = j->W->cols, N = j->W->rows, M = j->M, n = c * j->P, rows = N - n < j->P ? N - n : j->P;
+    float *buf = j->scratch + (size_t)vx_pool_slot() * (size_t)j->P * (size_t)(K + M), *tmp = buf + j->P * K;
+    q8_dequant(j->isa, buf, j->W, n, n + rows);
+    vx_mat F = {.dtype = VX_F32, .rows = rows, .cols = K, .data = buf, .act_bf16 = j->W->act_bf16};
+    vx_linear_isa(j->isa, tmp, j->x, M, &F, j->bias ? j->bias + n : NULL, 1);
+    for (int64_t m = 0; m < M; m++) memcpy(j->y + m * N + n, tmp + m * rows, (size_t)rows * sizeof(float));
+}
+
 static int q8_panels(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
                      int nthreads) {
     const int64_t K = W->cols, N = W->rows;
     int64_t P = (int64_t)(Q8_PANEL_BYTES / ((size_t)K * sizeof(float))) / 16 * 16;
     if (P < 16) P = 16;
-    int ok = 1;
-#pragma omp parallel num_threads(nthreads) reduction(&& : ok)
-    {
-        VX_OMP_THREAD(t, nt);
-        int64_t a, b;
-        vx_thread_range(N, 16, t, nt, &a, &b);
-        int64_t pr = b - a < P ? b - a : P;
-        float *buf = a < b ? malloc((size_t)pr * (size_t)K * sizeof(float)) : NULL;
-        float *tmp = a < b ? malloc((size_t)pr * (size_t)M * sizeof(float)) : NULL;
-        if (a < b && (!buf || !tmp)) ok = 0;
-        for (int64_t n = a; ok && n < b; n += pr) {
-            int64_t rows = b - n < pr ? b - n : pr;
-            q8_dequant(isa, buf, W, n, n + rows);
-            vx_mat F = {.dtype = VX_F32, .rows = rows, .cols = K, .data = buf, .act_bf16 = W->act_bf16};
-            vx_linear_isa(isa, tmp, x, M, &F, bias ? bias + n : NULL, 1);
-            for (int64_t m = 0; m < M; m++) memcpy(y + m * N + n, tmp + m * rows, (size_t)rows * sizeof(float));
-        }
-        free(buf);
-        free(tmp);
-    }
-    return ok;
+    const int64_t chunks = (N + P - 1) / P;
+    if (nthreads > chunks) nthreads = (int)chunks;
+    q8_panels_job j = {isa, y, x, M, P, W, bias, malloc((size_t)nthreads * (size_t)P * (size_t)(K + M) * sizeof(float))};
+    if (!j.scratch) return 0;
+    vx_pool_run(nthreads, chunks, q8_panel_chunk, &j);
+    free(j.scratch);
+    return 1;
 }
 
 /* Streaming on the pool, split as vx_linear_split says (isa.h), like linear_chunk (matmul.c). */
