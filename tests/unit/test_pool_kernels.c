@@ -1,6 +1,6 @@
 /* The kernels that moved from OpenMP to the thread pool (conv, time-major
  * conv, Snake, im2col, relative-position attention, bf16 / q8 conversion,
- * spectra, resampling, fbank): the same bits for 1, 2, 3 and 5 threads,
+ * spectra, resampling, fbank, the many-row linears' weight panels): the same bits for 1, 2, 3 and 5 threads,
  * on odd sizes that leave short last chunks. No timing. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 #include "audio/resample.h"
 #include "audio/spectral.h"
 #include "kernels/conv.h"
+#include "kernels/isa.h"
 #include "kernels/kernels.h"
 #include "kernels/ops_extra.h"
 #include "kernels/precision.h"
@@ -251,8 +252,42 @@ static void test_audio(void) {
     free(c.x);
 }
 
+/* ---- many-row linears by panels of W rows: bf16 W below AVX-512 (converted
+ * to f32 per panel, then sgemm), q8 W at any level (dequantized per panel) ---- */
+
+typedef struct {
+    int isa;
+    int64_t M;
+    vx_mat W;
+    const float *x, *bias;
+} panel_case;
+
+static void run_linear(void *ctx, int nt, void *out) {
+    panel_case *c = ctx;
+    vx_linear_isa(c->isa, out, c->x, c->M, &c->W, c->bias, nt);
+}
+
+static void test_linear_panels(void) {
+    const int64_t M = 40, N = 1301, K = 97; /* 6 panels of 256 rows, the last short */
+    float *w = tl_random_floats((size_t)(N * K)), *x = tl_random_floats((size_t)(M * K));
+    float *bias = tl_random_floats((size_t)N);
+    uint16_t *w16 = malloc(sizeof(uint16_t) * (size_t)(N * K));
+    void *q = malloc(vx_q8_bytes(N, K));
+    vx_f32_to_bf16_n(w16, w, (size_t)(N * K), 1);
+    vx_mat src = {.dtype = VX_F32, .rows = N, .cols = K, .data = w};
+    panel_case c = {VX_ISA_AVX2, M, {.dtype = VX_BF16, .rows = N, .cols = K, .data = w16}, x, bias};
+    same_bits("linear bf16 panels (avx2)", run_linear, &c, sizeof(float) * (size_t)(M * N));
+    c.W = vx_q8_quantize(q, &src, 1);
+    for (int isa = VX_ISA_SCALAR; isa <= vx_cpu_isa(); isa++) {
+        c.isa = isa;
+        same_bits("linear q8 panels", run_linear, &c, sizeof(float) * (size_t)(M * N));
+    }
+    free(w), free(x), free(bias), free(w16), free(q);
+}
+
 int main(int argc, char **argv) {
     (void)argc, (void)argv;
+    test_linear_panels();
     test_conv();
     test_conv_tm();
     test_ops_extra();
