@@ -44,6 +44,11 @@
  * halved many-row work (VibeVoice prefill 53 -> 34 tokens/s). */
 #define STALL_MIN_NS 1000000
 #define STALL_CHUNKS 3
+/* Only regions of short chunks (decode: tens of µs) count stalls: where a
+ * chunk takes milliseconds (prefill, voice encoding), waiting for the last
+ * one is ordinary imbalance, and holding them to fewer helpers cost
+ * VibeVoice's prefill 53 -> 34 tokens/s. */
+#define STALL_CHUNK_MAX_NS 300000
 #define HOLD_MIN 16
 #define HOLD_MAX 256
 
@@ -98,7 +103,7 @@ static int64_t run_chunks(const job *j) {
 /* After a region with `helpers` helpers: the caller ran `mine` chunks in
  * `work` ns, then waited `wait` ns for the others. */
 static void note_region(int helpers, int full, int64_t mine, long work, long wait) {
-    if (mine > 0 && wait > STALL_MIN_NS && wait > STALL_CHUNKS * (work / mine)) {
+    if (mine > 0 && work / mine < STALL_CHUNK_MAX_NS && wait > STALL_MIN_NS && wait > STALL_CHUNKS * (work / mine)) {
         cap = helpers - 1;
         hold = backoff;
         backoff = backoff * 2 < HOLD_MAX ? backoff * 2 : HOLD_MAX;
