@@ -101,15 +101,6 @@ void vx_act_isa(int isa, int act, float *out, const float *x, const float *up, i
 /* GELU (erf form) with the given level. */
 void vx_gelu_isa(int isa, float *x, int64_t n);
 
-/* Thread t of nt's share [*a, *b) of len items, in multiples of align
- * (the last share may be shorter, or empty). */
-static inline void vx_thread_range(int64_t len, int64_t align, int t, int nt, int64_t *a, int64_t *b) {
-    int64_t step = (len + nt - 1) / nt;
-    step = (step + align - 1) / align * align;
-    *a = t * step < len ? t * step : len;
-    *b = *a + step < len ? *a + step : len;
-}
-
 #define VX_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define VX_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
 #define VX_INLINE static inline __attribute__((always_inline))
