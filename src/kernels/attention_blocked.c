@@ -25,8 +25,31 @@
 #define KR 8  /* keys per score tile */
 #define QT 6  /* query rows per output tile */
 
-/* Scores of keys j .. j+kr−1 against the block; masked (causal) lanes get −inf.
- * A lane r is visible to key j when j − base ≤ r (base = nk − nq + i0). */
+/* Stores the score tile of keys j .. j+kr−1 (times *sc unless sc is NULL)
+ * as rows of st, −inf in the lanes a causal mask hides, and folds it into
+ * the running maxima mx. A lane r is visible to key j when j − base ≤ r
+ * (base = nk − nq + i0). */
+VX_INLINE VX_TARGET_AVX512 void store_scores(int kr, __m512 acc[KR][QV], const __m512 *sc, float *st, __m512 mx[QV],
+                                             int64_t j, int causal, int64_t base) {
+    const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    _Pragma("GCC unroll 8")
+    for (int t = 0; t < kr; t++) {
+        int64_t thr = causal ? j + t - base : 0;
+        _Pragma("GCC unroll 3")
+        for (int u = 0; u < QV; u++) {
+            __m512 a = sc ? _mm512_mul_ps(acc[t][u], *sc) : acc[t][u];
+            if (thr > 16 * u) {
+                __mmask16 hide = _mm512_cmp_ps_mask(_mm512_add_ps(iota, _mm512_set1_ps((float)(16 * u))),
+                                                    _mm512_set1_ps((float)thr), _CMP_LT_OQ);
+                a = _mm512_mask_mov_ps(a, hide, _mm512_set1_ps(-INFINITY));
+            }
+            _mm512_storeu_ps(st + (j + t) * QB + 16 * u, a);
+            mx[u] = _mm512_max_ps(mx[u], a);
+        }
+    }
+}
+
+/* Scores of keys j .. j+kr−1 against the block (store_scores masks and stores them). */
 VX_INLINE VX_TARGET_AVX512 void score_tile(int kr, const float *k, int64_t ks, const float *qt, int hd, float *st,
                                            __m512 mx[QV], int64_t j, int causal, int64_t base) {
     __m512 acc[KR][QV];
@@ -48,22 +71,7 @@ VX_INLINE VX_TARGET_AVX512 void score_tile(int kr, const float *k, int64_t ks, c
             for (int u = 0; u < QV; u++) acc[t][u] = _mm512_fmadd_ps(kb, qv[u], acc[t][u]);
         }
     }
-    const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    _Pragma("GCC unroll 8")
-    for (int t = 0; t < kr; t++) {
-        int64_t thr = causal ? j + t - base : 0;
-        _Pragma("GCC unroll 3")
-        for (int u = 0; u < QV; u++) {
-            __m512 a = acc[t][u];
-            if (thr > 16 * u) {
-                __mmask16 hide = _mm512_cmp_ps_mask(_mm512_add_ps(iota, _mm512_set1_ps((float)(16 * u))),
-                                                    _mm512_set1_ps((float)thr), _CMP_LT_OQ);
-                a = _mm512_mask_mov_ps(a, hide, _mm512_set1_ps(-INFINITY));
-            }
-            _mm512_storeu_ps(st + (j + t) * QB + 16 * u, a);
-            mx[u] = _mm512_max_ps(mx[u], a);
-        }
-    }
+    store_scores(kr, acc, NULL, st, mx, j, causal, base);
 }
 
 /* out rows r0 .. r0+nr−1 (nr ≤ QT), dims d0 .. d0+16·nv−1: Σ_j st[j][r] · v_j[d] · inv[r]. */
@@ -239,22 +247,8 @@ VX_INLINE VX_TARGET_AVX512BF16 void score_tile16(int kr, const uint32_t *kb, int
             for (int u = 0; u < QV; u++) acc[t][u] = _mm512_dpbf16_ps(acc[t][u], kv, qv[u]);
         }
     }
-    const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), sc = _mm512_set1_ps(scale);
-    _Pragma("GCC unroll 8")
-    for (int t = 0; t < kr; t++) {
-        int64_t thr = causal ? j + t - base : 0;
-        _Pragma("GCC unroll 3")
-        for (int u = 0; u < QV; u++) {
-            __m512 a = _mm512_mul_ps(acc[t][u], sc);
-            if (thr > 16 * u) {
-                __mmask16 hide = _mm512_cmp_ps_mask(_mm512_add_ps(iota, _mm512_set1_ps((float)(16 * u))),
-                                                    _mm512_set1_ps((float)thr), _CMP_LT_OQ);
-                a = _mm512_mask_mov_ps(a, hide, _mm512_set1_ps(-INFINITY));
-            }
-            _mm512_storeu_ps(st + (j + t) * QB + 16 * u, a);
-            mx[u] = _mm512_max_ps(mx[u], a);
-        }
-    }
+    const __m512 sc = _mm512_set1_ps(scale);
+    store_scores(kr, acc, &sc, st, mx, j, causal, base);
 }
 
 /* out rows r0 .. r0+nr−1 (nr ≤ QT), dims d0 .. d0+16·nv−1 from np key pairs. */

@@ -35,7 +35,8 @@
 /* k per block (entries of A's rows and B's micro-panels per pass over C).
  * f32 at 256 beat 128 by ~10 % on the CFM shapes (2 threads, M=1400:
  * 428-456 vs 381-415 GFLOP/s) although A rows + B micro-panel (46 KiB) then
- * only just fit a 48 KiB L1. */
+ * overflow that machine's 32 KiB L1d (the tiles' A loads come partly from
+ * L2); half as many passes over C pay for it. */
 #ifndef KC
 #define KC 256
 #endif
