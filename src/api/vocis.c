@@ -449,7 +449,7 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
     }
     VX_TRY(check_voice_handle(m, voice));
     if (m->turbo) {
-        vocis_status ts = vx_api_turbo_t3_generate(m, voice, text, &o, tokens, n);
+        vocis_status ts = vx_api_turbo_t3_generate(m, voice, text, &o, VX_SPEC_AUTO, tokens, n);
         vocis_voice_free(own);
         return ts;
     }
@@ -786,8 +786,9 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
         size_t nids;
         VX_TRY(vx_api_turbo_tokenize(m, text, &ids, &nids));
         c->p.text_tokens += (int)nids; /* counted before T3 runs: the chunk's T3 progress reports are its last */
-        vocis_status st = vx_api_turbo_speak_chunk(m, v, ids, nids, o, c->o->cfm_steps == 10 ? 2 : c->o->cfm_steps,
-                                                   on_t3_token, c, rng, wav, nwav);
+        vocis_status st = vx_api_turbo_speak_chunk(m, v, ids, nids, o, VX_SPEC_AUTO,
+                                                   c->o->cfm_steps == 10 ? 2 : c->o->cfm_steps, on_t3_token, c, rng,
+                                                   wav, nwav);
         free(ids);
         return st;
     }

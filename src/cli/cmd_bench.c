@@ -151,26 +151,66 @@ typedef struct gpt2_run {
     int n_prompt;
     const int32_t *text;
     int text_len, threads;
+    int speculate;   /* VX_SPEC_* or k */
+    int32_t *tokens; /* the last run's tokens (owned) */
+    int n_tokens;
+    vx_spec_ctl rep; /* and its speculation totals */
 } gpt2_run;
 
 static vocis_status gpt2_run_once(void *ctx, int tokens, tok_timer *tt, vx_err *err) {
-    const gpt2_run *g = ctx;
-    /* upstream generate()'s defaults: temperature 0.8, top-k 1000, top-p 0.95, repetition penalty 1.2 */
-    const vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, tokens - 1, 0, on_token, tt, NULL};
+    gpt2_run *g = ctx;
+    /* upstream generate()'s defaults: temperature 0.8, top-k 1000, top-p 0.95, repetition penalty 1.2; sampled
+     * with seed 0, so that speculation runs its coupled sampling */
+    const vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, tokens - 1, 0, on_token, tt, NULL, g->speculate};
     vx_rng rng;
     vx_rng_seed(&rng, 0);
-    int32_t *out = NULL;
-    int n = 0;
-    vocis_status st = vx_t3_gpt2_generate(g->t, g->spk, g->prompt, g->n_prompt, g->text, g->text_len, &s, &rng,
-                                          g->threads, &out, &n, err);
-    free(out);
+    free(g->tokens);
+    g->tokens = NULL;
+    return vx_t3_gpt2_generate_ex(g->t, g->spk, g->prompt, g->n_prompt, g->text, g->text_len, &s, &rng, g->threads,
+                                  VX_GPT2_DRAFT_Q8, &g->rep, &g->tokens, &g->n_tokens, err);
+}
+
+/* Speculative decoding against plain decoding in the same process, same seed: plain first (its peak
+ * memory is taken before the draft exists), then speculative; their rates, ratio, acceptance and tokens. */
+static vocis_status gpt2_speculate_reps(gpt2_run *g, int tokens, int reps, double *pf, double *dec, int *steps,
+                                        vx_err *err) {
+    const int setting = g->speculate;
+    double *dec_plain = calloc((size_t)reps, sizeof(double));
+    if (!dec_plain) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    g->speculate = VX_SPEC_OFF;
+    vocis_status st = t3_time_reps(gpt2_run_once, g, tokens, reps, pf, dec_plain, steps, err);
+    const double rss_plain = bench_peak_rss_mib();
+    int32_t *plain = g->tokens;
+    const int n_plain = g->n_tokens;
+    g->tokens = NULL;
+    g->speculate = setting;
+    if (!st) st = t3_time_reps(gpt2_run_once, g, tokens, reps, pf, dec, steps, err);
+    if (!st) {
+        const bench_stats sp = bench_stats_of(dec, reps), pl = bench_stats_of(dec_plain, reps);
+        bench_print_stats("decode_plain", dec_plain, reps, 1, 2, "tokens/s", "%d batch-1 steps each, speculation off",
+                          *steps);
+        printf("speculate: %s (draft: q8 linears and speech head, %.0f MiB)\n", vx_spec_name(setting),
+               g->t->draft ? g->t->draft->draft_bytes / 1048576.0 : 0.0);
+        printf("speedup: %.2f x (median decode / median decode_plain)\n", pl.median > 0 ? sp.median / pl.median : 0);
+        printf("accept_rate: %.3f (%lld of %lld proposals, last run)\n", vx_spec_accept_rate(&g->rep),
+               (long long)g->rep.accepted, (long long)g->rep.proposed);
+        printf("tokens_per_verify: %.2f (%lld rounds, %lld plain steps, last run)\n",
+               vx_spec_tokens_per_verify(&g->rep), (long long)g->rep.rounds, (long long)g->rep.plain_steps);
+        printf("spec_costs: plain step %.2f ms, draft step %.2f ms, verify %.2f ms more per proposal (running means, "
+               "last run)\n", 1e3 * g->rep.t_plain, 1e3 * g->rep.t_draft, 1e3 * g->rep.t_row);
+        const int same = n_plain == g->n_tokens && !memcmp(plain, g->tokens, sizeof(int32_t) * (size_t)n_plain);
+        printf("tokens_identical_to_plain: %s (%d tokens)\n", same ? "yes" : "no", n_plain);
+        printf("peak_rss_plain: %.0f MiB\n", rss_plain);
+    }
+    free(plain), free(dec_plain);
     return st;
 }
 
 /* context > 0: the voice prompt is lengthened (or shortened) so that the prefill holds `context`
- * positions; else the 375 tokens of a 15 s reference. */
+ * positions; else the 375 tokens of a 15 s reference. speculate: VX_SPEC_OFF times plain decoding
+ * alone, else speculative decoding next to plain decoding (gpt2_speculate_reps). */
 static int bench_t3_gpt2(int variant, vx_dtype dt, const char *dtype, int prec, int tokens, int text_len,
-                         int threads, int reps, int context, const bench_limits *lim) {
+                         int threads, int reps, int context, const bench_limits *lim, int speculate) {
     const int n_prompt = context > 0 ? context - text_len - 2 : 375;
     if (n_prompt < 1)
         return cli_error("bench", "--context %d leaves no room for the voice prompt (text %d + 2 positions)", context,
@@ -203,15 +243,17 @@ static int bench_t3_gpt2(int variant, vx_dtype dt, const char *dtype, int prec, 
     printf("precision: %s (matrices computed as %s)\n", vx_precision_name(prec), vx_dtype_name(t.layers[0].attn.dtype));
     printf("load: %.2f s\n", t_load);
     fflush(stdout);
-    gpt2_run g = {&t, spk, prompt, n_prompt, text, text_len, threads};
+    gpt2_run g = {&t, spk, prompt, n_prompt, text, text_len, threads, speculate, NULL, 0, {0}};
     int steps = 0;
-    st = t3_time_reps(gpt2_run_once, &g, tokens, reps, pf, dec, &steps, &err);
+    if (speculate == VX_SPEC_OFF) st = t3_time_reps(gpt2_run_once, &g, tokens, reps, pf, dec, &steps, &err);
+    else st = gpt2_speculate_reps(&g, tokens, reps, pf, dec, &steps, &err);
     if (!st) {
         t3_print_reps(pf, dec, reps, L0, steps, "1 row, no CFG", "batch-1", lim, gpt2_prefill_work(&t, L0),
                       gpt2_decode_work(&t, L0 + (steps + 1) / 2.0));
         printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
         printf("rss_now: %.0f MiB\n", bench_rss_now_mib());
     }
+    free(g.tokens);
     free(spk), free(prompt), free(text), free(pf), free(dec);
     vx_t3_gpt2_free(&t);
     if (st) return cli_error("bench", "%s", err.msg);
@@ -241,7 +283,7 @@ static vocis_status t3_run_once(void *ctx, int tokens, tok_timer *tt, vx_err *er
 
 static int bench_t3(int argc, char **argv) {
     int synthetic = 0, tokens = 200, threads = 0, text_len = 40, reps = 5, no_cfg = 0, context = 0, no_limits = 0;
-    const char *dtype = "f32", *model = NULL, *precision = NULL, *variant_s = NULL, *kv_s = NULL;
+    const char *dtype = "f32", *model = NULL, *precision = NULL, *variant_s = NULL, *kv_s = NULL, *speculate_s = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions", 0, -1},
         {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
@@ -260,6 +302,8 @@ static int bench_t3(int argc, char **argv) {
          "positions cached before the timed decode steps: the prefill's length, made up with text tokens (GPT-2: "
          "voice prompt tokens; default: the request's own length)", 1, 65536},
         {"--no-limits", CLI_FLAG, &no_limits, BENCH_NO_LIMITS_HELP, 0, -1},
+        {"--speculate", CLI_STR, &speculate_s,
+         "off (default) | auto | N: time self-speculative decoding next to plain decoding (turbo, nano)", 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench t3 (--synthetic | --model DIR) [options]\n\n"
@@ -270,6 +314,9 @@ static int bench_t3(int argc, char **argv) {
                       "Each figure is the median of --reps generations, followed by (min, max, n), the bytes\n"
                       "and FLOPs of one unit and the fraction of the limit that binds it (measured first).");
     if (r) return r == 1 ? 0 : 2;
+    int speculate = VX_SPEC_OFF;
+    if (speculate_s && vx_spec_parse(speculate_s, &speculate))
+        return cli_error("bench", "--speculate must be off, auto or 1..%d", VX_SPEC_KMAX), 2;
     const int variant = bench_parse_variant(variant_s);
     if (variant < 0) return cli_error("bench", "--variant must be english, mtl, turbo or nano"), 2;
     if (variant_s && model) return cli_error("bench", "--variant applies to --synthetic models only"), 2;
@@ -289,7 +336,7 @@ static int bench_t3(int argc, char **argv) {
     bench_limits lim;
     bench_limits_measure(&lim, threads, no_limits);
     if (variant == BENCH_TURBO || variant == BENCH_NANO)
-        return bench_t3_gpt2(variant, dt, dtype, prec, tokens, text_len, threads, reps, context, &lim);
+        return bench_t3_gpt2(variant, dt, dtype, prec, tokens, text_len, threads, reps, context, &lim, speculate);
 
     vx_err err = {0};
     vx_cb_config cfg;

@@ -42,6 +42,11 @@ vx_mat vx_mat_of(const vx_tensor *t);
  * when N is small) with up to `nthreads` threads: few rows on the thread
  * pool (base/pool.h), many rows too (the packed GEMM, sgemm panels). */
 void vx_linear(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads);
+/* vx_linear whose every y row has the bits of that x row alone (M = 1), for
+ * any M: the streaming tiles (one accumulator per x row and W row) in blocks
+ * of rows below the many-row paths. A verify forward over several decode
+ * positions must reproduce one-position decoding exactly. */
+void vx_linear_rows(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads);
 
 /* Row-major float32 GEMM: C[M,N] = alpha * op(A)[M,K] · op(B)[K,N] + beta * C.
  * transA/transB: 0 = as stored, 1 = transposed. Leading dims as in BLAS.

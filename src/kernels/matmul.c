@@ -443,3 +443,16 @@ void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W
 void vx_linear(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads) {
     vx_linear_isa(vx_cpu_isa(), y, x, M, W, bias, nthreads);
 }
+
+/* Fewer rows than every threshold at which vx_linear_isa leaves its row-exact
+ * paths (GEMM_MIN_M, packed_min_m ≥ 32, matmul_q8.c's Q8_PANEL_MIN_M = 32). */
+#define ROWS_EXACT_MAX (GEMM_MIN_M - 1)
+
+void vx_linear_rows(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias, int nthreads) {
+    const int isa = vx_cpu_isa();
+    const int64_t K = W->cols, N = W->rows;
+    for (int64_t m = 0; m < M; m += ROWS_EXACT_MAX) {
+        const int64_t rows = M - m < ROWS_EXACT_MAX ? M - m : ROWS_EXACT_MAX;
+        vx_linear_isa(isa, y + m * N, x + m * K, rows, W, bias, nthreads);
+    }
+}

@@ -2,7 +2,8 @@
 # Chatterbox-Turbo and -Nano stages against upstream's golden outputs (tiny
 # checkpoints, tests/data/chatterbox-{turbo,nano}/README.md): cloning front
 # ends with Turbo's loudness normalisation (01-05), the GPT-2 T3 (06, 07, 13),
-# seeded and greedy tokens (08, 09), MeanFlow S3Gen (10), HiFT (11).
+# seeded and greedy tokens (08, 09; speculative decoding auto, off and fixed
+# k), MeanFlow S3Gen (10), HiFT (11).
 set -euo pipefail
 VOCIS=$1 DATA=$2 SCRATCH=$3 CMP=$4
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
@@ -48,6 +49,16 @@ for variant in turbo nano; do
     "$VOCIS" debug t3-generate --model "$M" --in "$G/06_t3_cond.safetensors" --out "$S/greedy.safetensors" \
         --text "$TEXT" --greedy --threads 1
     "$CMP" "$G/09_t3_greedy.safetensors" "$S/greedy.safetensors" tokens:exact logits:1e-4
+    # the same tokens with speculation off and with fixed proposals per round (the default above is auto)
+    for k in off 1 3 16; do
+        "$VOCIS" debug t3-generate --model "$M" --in "$G/06_t3_cond.safetensors" --out "$S/sampled_$k.safetensors" \
+            --text "$TEXT" --seed $seed --threads 2 --speculate $k
+        "$CMP" "$G/08_t3_sampled.safetensors" "$S/sampled_$k.safetensors" tokens_sampled:exact tokens_returned:exact \
+            logits:1e-4
+        "$VOCIS" debug t3-generate --model "$M" --in "$G/06_t3_cond.safetensors" --out "$S/greedy_$k.safetensors" \
+            --text "$TEXT" --greedy --threads 1 --speculate $k
+        "$CMP" "$G/09_t3_greedy.safetensors" "$S/greedy_$k.safetensors" tokens:exact logits:1e-4
+    done
     "$VOCIS" debug s3gen-flow --model "$M" --in "$G/10_s3gen_flow.safetensors" --out "$S/flow.safetensors" --threads 2
     "$CMP" "$G/10_s3gen_flow.safetensors" "$S/flow.safetensors" spks:1e-5 encoder_out:1e-4 noised_mels:0 \
         z_randn_like:0 x0:0 t_span:0 est_t:0 est_r:0 mu:1e-4 cond:0 est_step0_time_mlp_t:1e-4 est_step0_time_mlp_r:1e-4 \

@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "base/threads.h"
 #include "io/jsonfile.h"
 #include "kernels/kernels.h"
+#include "base/hugemem.h"
 #include "kernels/precision.h"
 #include "nn/sampling.h"
 #include "models/chatterbox/t3.h"
@@ -198,7 +200,10 @@ vocis_status vx_t3_gpt2_load(vx_t3_gpt2 *t, const char *dir, const vx_cb_config 
     return VOCIS_OK;
 }
 
+static void draft_free(vx_t3_gpt2 *d);
+
 void vx_t3_gpt2_free(vx_t3_gpt2 *t) {
+    draft_free(t->draft);
     for (int i = 0; i < t->n_owned; i++) free(t->owned[i]);
     free(t->owned);
     vx_weights_close(t->w);
@@ -265,6 +270,64 @@ vocis_status vx_t3_gpt2_forward(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, 
     return VOCIS_OK;
 }
 
+/* Each position's arithmetic is that of its own one-position forward: the
+ * linears through vx_linear_rows (row-exact for any count), the row-wise ops
+ * row by row, and one nq = 1 attention per position over the keys up to it
+ * (vx_attention's paths depend on nq: key splits below 4 rows, blocked or
+ * GEMM kernels from 16), all in one pool region. */
+vocis_status vx_t3_gpt2_forward_steps(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, int nthreads,
+                                      vx_err *err) {
+    const int64_t D = t->dim, F = t->ffn, p0 = kv->len;
+    if (n <= 0) return VOCIS_OK;
+    if (p0 + n > kv->cap)
+        return vx_fail(err, VOCIS_E_ARG, "T3 sequence of %lld positions exceeds the %lld positions of the model (wpe)",
+                       (long long)(p0 + n), (long long)(kv->cap < t->wpe.rows ? kv->cap : t->wpe.rows));
+    float *buf = vx_malloc(err, sizeof(float) * (size_t)n * (size_t)(D + 3 * D + 3 * D + F), "T3 scratch");
+    vx_attn_seq *seq = vx_malloc(err, sizeof *seq * (size_t)n, "T3 attention rows");
+    if (!buf || !seq) {
+        free(buf), free(seq);
+        return VOCIS_E_NOMEM;
+    }
+    float *h = buf, *qkv = h + n * D, *q = qkv + 3 * n * D, *att = q + n * D, *ff = att + n * D;
+    float *tmp = ff + n * F; /* [n][D] */
+    for (int64_t i = 0; i < n; i++) vx_t3_embed(&t->wpe, p0 + i, x + i * D, 1);
+    for (int l = 0; l < t->n_layers; l++) {
+        const vx_gpt2_layer *ly = &t->layers[l];
+        float *kc = kv->k + (size_t)l * kv->cap * D, *vc = kv->v + (size_t)l * kv->cap * D;
+        for (int64_t i = 0; i < n; i++) vx_layernorm(h + i * D, x + i * D, ly->ln1_w, ly->ln1_b, 1, D, t->eps);
+        vx_linear_rows(qkv, h, n, &ly->attn, ly->attn_b, nthreads);
+        for (int64_t i = 0; i < n; i++) {
+            memcpy(q + i * D, qkv + i * 3 * D, sizeof(float) * (size_t)D);
+            memcpy(kc + (p0 + i) * D, qkv + i * 3 * D + D, sizeof(float) * (size_t)D);
+            memcpy(vc + (p0 + i) * D, qkv + i * 3 * D + 2 * D, sizeof(float) * (size_t)D);
+            seq[i] = (vx_attn_seq){att + i * D, q + i * D, kc, vc, p0 + i + 1};
+        }
+        vx_attention_kv_seqs(seq, (int)n, VX_F32, 1, t->n_heads, t->n_heads, t->head_dim, D,
+                             1.0f / sqrtf((float)t->head_dim), 1, nthreads);
+        vx_linear_rows(tmp, att, n, &ly->proj, ly->proj_b, nthreads);
+        for (int64_t i = 0; i < n; i++) vx_add(x + i * D, tmp + i * D, D);
+        for (int64_t i = 0; i < n; i++) vx_layernorm(h + i * D, x + i * D, ly->ln2_w, ly->ln2_b, 1, D, t->eps);
+        vx_linear_rows(ff, h, n, &ly->fc, ly->fc_b, nthreads);
+        for (int64_t i = 0; i < n; i++) vx_gelu_tanh(ff + i * F, F);
+        vx_linear_rows(tmp, ff, n, &ly->fc_proj, ly->fc_proj_b, nthreads);
+        for (int64_t i = 0; i < n; i++) vx_add(x + i * D, tmp + i * D, D);
+    }
+    kv->len += n;
+    free(buf), free(seq);
+    return VOCIS_OK;
+}
+
+vocis_status vx_t3_gpt2_logits_rows(const vx_t3_gpt2 *t, const float *h, int64_t n, float *logits, int nthreads,
+                                    vx_err *err) {
+    float *y = vx_malloc(err, sizeof(float) * (size_t)n * (size_t)t->dim, "T3 logits rows");
+    if (!y) return VOCIS_E_NOMEM;
+    for (int64_t i = 0; i < n; i++)
+        vx_layernorm(y + i * t->dim, h + i * t->dim, t->lnf_w, t->lnf_b, 1, t->dim, t->eps);
+    vx_linear_rows(logits, y, n, &t->speech_head, t->speech_head_b, nthreads);
+    free(y);
+    return VOCIS_OK;
+}
+
 void vx_t3_gpt2_logits(const vx_t3_gpt2 *t, const float *h, float *logits, float *hn, int nthreads) {
     float buf[8192], *y = hn ? hn : (t->dim <= 8192 ? buf : malloc(sizeof(float) * (size_t)t->dim));
     if (!y) return;
@@ -309,7 +372,7 @@ vocis_status vx_t3_gpt2_prefill_embeds(const vx_t3_gpt2 *t, const float *speaker
     return VOCIS_OK;
 }
 
-/* ---- generation ---- */
+/* ---- sampling processors ---- */
 
 static int cmp_desc(const void *a, const void *b) {
     float x = *(const float *)a, y = *(const float *)b;
@@ -334,9 +397,209 @@ static void process(const vx_turbo_sampling *s, float *l, int V, const int32_t *
     if (s->repetition_penalty != 1.0f) vx_logits_repetition_penalty(l, V, hist, nhist, s->repetition_penalty);
 }
 
+/* ---- speculative decoding's draft ---- */
+
+/* A q8 copy of a matrix in memory the kernels stream (an already-q8 one, the
+ * q8 precision mode, is shared). */
+static vocis_status draft_mat(vx_t3_gpt2 *d, const vx_mat *src, vx_mat *out, int nthreads, vx_err *err) {
+    if (src->dtype == VX_Q8) {
+        *out = *src;
+        return VOCIS_OK;
+    }
+    const size_t bytes = vx_q8_bytes(src->rows, src->cols);
+    void *buf = own(d, vx_alloc_streamed(bytes));
+    if (!buf) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (T3 draft, %zu bytes)", bytes);
+    *out = vx_q8_quantize(buf, src, nthreads);
+    d->draft_bytes += bytes;
+    return VOCIS_OK;
+}
+
+static void draft_free(vx_t3_gpt2 *d) {
+    if (!d) return;
+    for (int i = 0; i < d->n_owned; i++) free(d->owned[i]);
+    free(d->owned);
+    free(d);
+}
+
+/* The draft: t with the four linears of every block and the speech head in
+ * q8, everything else (embeddings, norms, biases) shared with t. The one
+ * place that decides the draft's format. */
+static vocis_status draft_build(const vx_t3_gpt2 *t, vx_t3_gpt2 **out, int nthreads, vx_err *err) {
+    vx_t3_gpt2 *d = malloc(sizeof *d);
+    if (!d) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (T3 draft)");
+    *d = *t;
+    d->w = NULL, d->owned = NULL, d->n_owned = 0, d->draft = NULL, d->draft_bytes = 0;
+    vocis_status st = VOCIS_OK;
+    if (!(d->layers = own(d, malloc(sizeof *d->layers * (size_t)t->n_layers))))
+        st = vx_fail(err, VOCIS_E_NOMEM, "out of memory (T3 draft)");
+    for (int l = 0; l < t->n_layers && !st; l++) {
+        const vx_gpt2_layer *a = &t->layers[l];
+        vx_gpt2_layer *b = &d->layers[l];
+        *b = *a;
+        if (!st) st = draft_mat(d, &a->attn, &b->attn, nthreads, err);
+        if (!st) st = draft_mat(d, &a->proj, &b->proj, nthreads, err);
+        if (!st) st = draft_mat(d, &a->fc, &b->fc, nthreads, err);
+        if (!st) st = draft_mat(d, &a->fc_proj, &b->fc_proj, nthreads, err);
+    }
+    if (!st) st = draft_mat(d, &t->speech_head, &d->speech_head, nthreads, err);
+    if (st) {
+        draft_free(d);
+        return st;
+    }
+    *out = d;
+    return VOCIS_OK;
+}
+
+static pthread_mutex_t draft_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* t's draft, built on first use and kept with t (a cache: it changes no
+ * result; t is const to its users, so the pointer is set through a cast). */
+static vocis_status draft_of(const vx_t3_gpt2 *t, const vx_t3_gpt2 **d, int nthreads, vx_err *err) {
+    pthread_mutex_lock(&draft_lock);
+    vocis_status st = VOCIS_OK;
+    if (!t->draft) st = draft_build(t, &((vx_t3_gpt2 *)t)->draft, nthreads, err);
+    *d = t->draft;
+    pthread_mutex_unlock(&draft_lock);
+    return st;
+}
+
+/* ---- generation ---- */
+
+/* One draw of plain decoding from raw logits l (overwritten): the
+ * processors over the history (&bos for the first draw), the all −inf stop
+ * from the second draw on (-1, nothing drawn), then argmax or the
+ * multinomial (V exponentials from rng). */
+static int draw(const vx_turbo_sampling *s, float *l, int V, int i, const int32_t *hist, int32_t bos, vx_rng *rng,
+                float *q, float *scratch, void *tp) {
+    process(s, l, V, i == 0 ? &bos : hist, i == 0 ? 1 : (size_t)i, scratch, tp);
+    if (i > 0) { /* upstream checks this from the second draw on */
+        int all_inf = 1;
+        for (int v = 0; v < V && all_inf; v++) all_inf = l[v] == -INFINITY;
+        if (all_inf) return -1;
+    }
+    if (s->greedy) return vx_argmax(l, V);
+    vx_softmax(l, V);
+    return vx_sample_multinomial(l, V, rng, q);
+}
+
+/* The state of one generation. */
+typedef struct gen {
+    const vx_t3_gpt2 *t;
+    const vx_turbo_sampling *s;
+    int V, max_draws, nthreads;
+    vx_gpt2_kv kv;
+    float *x;           /* [max(L0, VX_SPEC_KMAX + 1)][D] forward inputs */
+    float *l;           /* [VX_SPEC_KMAX + 1][V] logits rows */
+    float *g;           /* [V] the draft's logits */
+    float *xd;          /* [D] the draft's input */
+    float *q, *scratch; /* [V] each */
+    void *tp;
+    int32_t *out;       /* [max_draws + VX_SPEC_KMAX + 1]: tokens, then a round's proposals */
+    int n;
+} gen;
+
+/* Draw number g->n from its raw logits: recorded, drawn with the real rng,
+ * appended, reported. 1 when generation ends (stop token, the cap, all
+ * −inf, or a cancel: *st set), else 0. */
+static int emit(gen *g, float *raw, vx_rng *rng, vocis_status *st, vx_err *err) {
+    const vx_turbo_sampling *s = g->s;
+    const int i = g->n;
+    if (s->rec_logits) memcpy(s->rec_logits + (size_t)i * g->V, raw, sizeof(float) * (size_t)g->V);
+    const int tok = draw(s, raw, g->V, i, g->out, g->t->cfg.start_speech_token, rng, g->q, g->scratch, g->tp);
+    if (tok < 0) return 1;
+    g->out[g->n++] = tok;
+    if (s->on_token && s->on_token(s->user, i, tok)) {
+        *st = vx_fail(err, VOCIS_E_CANCELLED, "generation cancelled");
+        return 1;
+    }
+    return tok == g->t->cfg.stop_speech_token || i + 1 == g->max_draws;
+}
+
+/* One plain decode step: the last token through the model, then its draw. */
+static int plain_step(gen *g, vx_rng *rng, vocis_status *st, vx_err *err) {
+    const vx_t3_gpt2 *t = g->t;
+    embed(&t->speech_emb, g->out[g->n - 1], g->x);
+    if ((*st = vx_t3_gpt2_forward(t, &g->kv, 1, g->x, NULL, g->nthreads, err))) return 1;
+    vx_t3_gpt2_logits(t, g->x, g->l, NULL, g->nthreads);
+    return emit(g, g->l, rng, st, err);
+}
+
+/* Up to k proposals after the pending token out[n - 1] into out[n...],
+ * each drawn like plain draw n + j from the draft's logits with a copy of
+ * the rng (what plain decoding would draw if every earlier proposal were
+ * right; the real rng is not touched). The draft writes its K/V at the
+ * positions it runs; the caller rolls kv.len back. Returns the proposals. */
+static int propose(gen *g, const vx_t3_gpt2 *d, int draft_kind, int k, const vx_rng *rng, vocis_status *st,
+                   vx_err *err) {
+    vx_rng peek = *rng;
+    int np = 0;
+    while (np < k) {
+        const int i = g->n + np;
+        embed(&d->speech_emb, g->out[i - 1], g->xd);
+        if ((*st = vx_t3_gpt2_forward(d, &g->kv, 1, g->xd, NULL, g->nthreads, err))) return 0;
+        vx_t3_gpt2_logits(d, g->xd, g->g, NULL, g->nthreads);
+        int tok = draw(g->s, g->g, g->V, i, g->out, d->cfg.start_speech_token, &peek, g->q, g->scratch, g->tp);
+        if (tok < 0) break;
+        if (draft_kind == VX_GPT2_DRAFT_CONTRARY) tok = (tok + 1) % g->V;
+        g->out[np++ + g->n] = tok;
+        if (tok == d->cfg.stop_speech_token) break;
+    }
+    return np;
+}
+
+/* One speculative round: k proposals, then the exact model over the pending
+ * token and the proposals in one verify forward, drawn in order with the
+ * real rng until the first draw that differs from its proposal (that draw
+ * is kept: the exact model's token) or, all matching, one more. */
+static int spec_round(gen *g, const vx_t3_gpt2 *d, int draft_kind, int k, vx_spec_ctl *ctl, vx_rng *rng,
+                      vocis_status *st, vx_err *err) {
+    const vx_t3_gpt2 *t = g->t;
+    const int64_t D = t->dim, len0 = g->kv.len;
+    const int n0 = g->n;
+    const double t0 = vx_now_s();
+    const int np = propose(g, d, draft_kind, k, rng, st, err);
+    g->kv.len = len0;
+    if (*st) return 1;
+    const double t1 = vx_now_s();
+    int32_t prop[VX_SPEC_KMAX];
+    memcpy(prop, g->out + n0, sizeof(int32_t) * (size_t)np);
+    for (int j = 0; j <= np; j++) embed(&t->speech_emb, g->out[n0 - 1 + j], g->x + j * D);
+    if ((*st = vx_t3_gpt2_forward_steps(t, &g->kv, np + 1, g->x, g->nthreads, err))) return 1;
+    if ((*st = vx_t3_gpt2_logits_rows(t, g->x, np + 1, g->l, g->nthreads, err))) return 1;
+    int end = 0, accepted = 0;
+    for (int j = 0; j <= np && !end; j++) {
+        end = emit(g, g->l + (size_t)j * g->V, rng, st, err);
+        if (j == np || g->n == n0 + j) break; /* the bonus draw, or the all −inf stop */
+        if (g->out[n0 + j] != prop[j]) break;
+        accepted++;
+    }
+    g->kv.len = len0 + (g->n - n0); /* the pending token and the accepted proposals */
+    const double t2 = vx_now_s();
+    if (np > 0) vx_spec_ctl_round(ctl, np, accepted, g->n - n0, t1 - t0, t2 - t1);
+    else vx_spec_ctl_plain(ctl, t2 - t0);
+    return end;
+}
+
+/* Speculation runs when asked for by number, or by auto on an exact model
+ * (the bf16 and q8 modes are already fast; their own draws are kept). */
+static int speculate_on(const vx_t3_gpt2 *t, int setting) {
+    if (setting == VX_SPEC_OFF || t->n_layers == 0) return 0;
+    if (setting > 0) return 1;
+    const vx_mat *m = &t->layers[0].attn;
+    return m->dtype != VX_Q8 && !m->act_bf16;
+}
+
 vocis_status vx_t3_gpt2_generate(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt, int n_prompt,
                                  const int32_t *text, int n_text, const vx_turbo_sampling *s, vx_rng *rng,
                                  int nthreads, int32_t **tokens, int *n_tokens, vx_err *err) {
+    return vx_t3_gpt2_generate_ex(t, speaker_emb, prompt, n_prompt, text, n_text, s, rng, nthreads,
+                                  VX_GPT2_DRAFT_Q8, NULL, tokens, n_tokens, err);
+}
+
+vocis_status vx_t3_gpt2_generate_ex(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt,
+                                    int n_prompt, const int32_t *text, int n_text, const vx_turbo_sampling *s,
+                                    vx_rng *rng, int nthreads, int draft_kind, vx_spec_ctl *report,
+                                    int32_t **tokens, int *n_tokens, vx_err *err) {
     *tokens = NULL;
     *n_tokens = 0;
     const int D = t->dim, V = (int)t->speech_head.rows;
@@ -346,6 +609,9 @@ vocis_status vx_t3_gpt2_generate(const vx_t3_gpt2 *t, const float *speaker_emb, 
     if (!(s->repetition_penalty > 0)) return vx_fail(err, VOCIS_E_ARG, "repetition penalty must be > 0");
     if (!(s->top_p > 0) || s->top_p > 1) return vx_fail(err, VOCIS_E_ARG, "top-p must be in (0, 1]");
     if (s->max_new_tokens < 0) return vx_fail(err, VOCIS_E_ARG, "max new tokens must be >= 0");
+    if (s->speculate < VX_SPEC_OFF || s->speculate > VX_SPEC_KMAX)
+        return vx_fail(err, VOCIS_E_ARG, "speculate must be off (-1), auto (0) or 1..%d (got %d)", VX_SPEC_KMAX,
+                       s->speculate);
     const int64_t L0 = vx_t3_gpt2_cond_len(n_prompt) + n_text + 1;
     if (L0 > t->wpe.rows)
         return vx_fail(err, VOCIS_E_ARG,
@@ -353,54 +619,51 @@ vocis_status vx_t3_gpt2_generate(const vx_t3_gpt2 *t, const float *speaker_emb, 
                        n_prompt, n_text, (long long)t->wpe.rows);
     int max_draws = 1 + s->max_new_tokens;
     if (L0 + max_draws - 1 > t->wpe.rows) max_draws = (int)(t->wpe.rows - L0 + 1); /* positions run out */
+    vx_spec_ctl ctl;
+    vx_spec_ctl_init(&ctl, speculate_on(t, s->speculate) ? s->speculate : VX_SPEC_OFF);
+    const vx_t3_gpt2 *d = NULL;
+    if (ctl.setting != VX_SPEC_OFF) {
+        if (draft_kind != VX_GPT2_DRAFT_Q8) d = t; /* the test drafts: the exact model */
+        else VX_TRY(draft_of(t, &d, nthreads, err));
+    }
+    const int64_t xrows = L0 > VX_SPEC_KMAX + 1 ? L0 : VX_SPEC_KMAX + 1;
+    gen g = {t, s, V, max_draws, nthreads, {0}, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0};
     vocis_status st = VOCIS_OK;
-    float *x = vx_malloc(err, sizeof(float) * (size_t)L0 * D, "T3 prefill");
-    float *l = vx_malloc(err, sizeof(float) * (size_t)V * 3, "T3 logits");
-    void *tp = vx_malloc(err, vx_logits_top_p_scratch_size(V), "T3 top-p");
-    int32_t *out = vx_malloc(err, sizeof(int32_t) * (size_t)(max_draws + 1), "T3 tokens");
-    vx_gpt2_kv kv = {0};
-    if (!x || !l || !tp || !out) {
+    g.x = vx_malloc(err, sizeof(float) * (size_t)(xrows * D + D), "T3 inputs");
+    g.l = vx_malloc(err, sizeof(float) * (size_t)V * (VX_SPEC_KMAX + 4), "T3 logits");
+    g.tp = vx_malloc(err, vx_logits_top_p_scratch_size(V), "T3 top-p");
+    g.out = vx_malloc(err, sizeof(int32_t) * (size_t)(max_draws + VX_SPEC_KMAX + 1), "T3 tokens");
+    if (!g.x || !g.l || !g.tp || !g.out) {
         st = VOCIS_E_NOMEM;
         goto done;
     }
-    float *q = l + V, *scratch = q + V;
-    if ((st = vx_t3_gpt2_prefill_embeds(t, speaker_emb, prompt, n_prompt, text, n_text, x, nthreads, err))) goto done;
-    if ((st = vx_gpt2_kv_init(&kv, t, L0 + max_draws, err))) goto done;
-    if ((st = vx_t3_gpt2_forward(t, &kv, L0, x, NULL, nthreads, err))) goto done;
-    vx_t3_gpt2_logits(t, x + (size_t)(L0 - 1) * D, l, NULL, nthreads);
-    int n = 0;
-    const int32_t bos = t->cfg.start_speech_token;
-    for (int i = 0; i < max_draws; i++) {
-        if (s->rec_logits) memcpy(s->rec_logits + (size_t)i * V, l, sizeof(float) * (size_t)V);
-        process(s, l, V, i == 0 ? &bos : out, i == 0 ? 1 : (size_t)n, scratch, tp);
-        if (i > 0) { /* upstream checks this from the second draw on */
-            int all_inf = 1;
-            for (int v = 0; v < V && all_inf; v++) all_inf = l[v] == -INFINITY;
-            if (all_inf) break;
-        }
-        int tok;
-        if (s->greedy) {
-            tok = vx_argmax(l, V);
+    g.xd = g.x + xrows * D;
+    g.g = g.l + (size_t)V * (VX_SPEC_KMAX + 1), g.q = g.g + V, g.scratch = g.q + V;
+    if ((st = vx_t3_gpt2_prefill_embeds(t, speaker_emb, prompt, n_prompt, text, n_text, g.x, nthreads, err)))
+        goto done;
+    if ((st = vx_gpt2_kv_init(&g.kv, t, L0 + max_draws, err))) goto done;
+    if ((st = vx_t3_gpt2_forward(t, &g.kv, L0, g.x, NULL, nthreads, err))) goto done;
+    vx_t3_gpt2_logits(t, g.x + (size_t)(L0 - 1) * D, g.l, NULL, nthreads);
+    int end = emit(&g, g.l, rng, &st, err);
+    while (!end) {
+        int k = vx_spec_ctl_k(&ctl);
+        if (k > max_draws - g.n - 1) k = max_draws - g.n - 1; /* a round draws at most k + 1 */
+        if (k > 0) {
+            end = spec_round(&g, d, draft_kind, k, &ctl, rng, &st, err);
         } else {
-            vx_softmax(l, V);
-            tok = vx_sample_multinomial(l, V, rng, q);
+            const double t0 = vx_now_s();
+            end = plain_step(&g, rng, &st, err);
+            vx_spec_ctl_plain(&ctl, vx_now_s() - t0);
         }
-        out[n++] = tok;
-        if (s->on_token && s->on_token(s->user, i, tok)) {
-            st = vx_fail(err, VOCIS_E_CANCELLED, "generation cancelled");
-            goto done;
-        }
-        if (tok == t->cfg.stop_speech_token || i + 1 == max_draws) break;
-        embed(&t->speech_emb, tok, x);
-        if ((st = vx_t3_gpt2_forward(t, &kv, 1, x, NULL, nthreads, err))) goto done;
-        vx_t3_gpt2_logits(t, x, l, NULL, nthreads);
     }
-    *tokens = out;
-    *n_tokens = n;
-    out = NULL;
+    if (st) goto done;
+    if (report) *report = ctl;
+    *tokens = g.out;
+    *n_tokens = g.n;
+    g.out = NULL;
 done:
-    vx_gpt2_kv_free(&kv);
-    free(x), free(l), free(tp), free(out);
+    vx_gpt2_kv_free(&g.kv);
+    free(g.x), free(g.l), free(g.tp), free(g.out);
     return st;
 }
 

@@ -12,6 +12,7 @@
 #include "kernels/kernels.h"
 #include "io/safetensors.h"
 #include "models/chatterbox/config.h"
+#include "nn/speculate.h"
 
 typedef struct vx_gpt2_layer {
     const float *ln1_w, *ln1_b, *ln2_w, *ln2_b;
@@ -32,6 +33,10 @@ typedef struct vx_t3_gpt2 {
     int speaker_dim;
     void **owned;
     int n_owned;
+    /* speculative decoding's draft (t3_gpt2.c draft_build): built on first
+     * use, owned; draft_bytes: the memory it added (on the draft) */
+    struct vx_t3_gpt2 *draft;
+    size_t draft_bytes;
 } vx_t3_gpt2;
 
 /* The T3 file of a Turbo/Nano folder ("t3_turbo_v1.safetensors" or
@@ -48,6 +53,14 @@ void vx_t3_gpt2_free(vx_t3_gpt2 *t);
 /* Random weights at the Turbo (nano 0: GPT2_medium) or Nano (nano 1: GPT2_small) release's dimensions, every
  * matrix and vector stored as dt, as a weight set for vx_t3_gpt2_init (n_heads 0); for benchmarks (t3_gpt2_synth.c). */
 vocis_status vx_t3_gpt2_synthetic_weights(int nano, vx_dtype dt, uint64_t seed, vx_weights **out, vx_err *err);
+/* The same at other dimensions (tests): matrices of fan-in width drawn in
+ * ±scale_in, the MLP's output projection in ±scale_ffn. */
+typedef struct vx_gpt2_synth_dims {
+    int64_t width, layers, positions, text_vocab, speech_vocab, speaker_dim;
+    float scale_in, scale_ffn;
+} vx_gpt2_synth_dims;
+vocis_status vx_t3_gpt2_synthetic_dims(const vx_gpt2_synth_dims *d, vx_dtype dt, uint64_t seed, vx_weights **out,
+                                       vx_err *err);
 /* Those weights (precision policy applied, 0 = as stored) loaded into t, which owns them; default token ids. */
 vocis_status vx_t3_gpt2_synthetic(vx_t3_gpt2 *t, int nano, vx_dtype dt, int precision, uint64_t seed, vx_err *err);
 
@@ -64,6 +77,14 @@ void vx_gpt2_kv_free(vx_gpt2_kv *kv);
  * record (optional, [n_layers][n][D]) receives every block's output. */
 vocis_status vx_t3_gpt2_forward(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, float *record,
                                 int nthreads, vx_err *err);
+/* vx_t3_gpt2_forward of n positions whose every output row and cached K/V
+ * row has the bits that n one-position forwards give (the verify forward of
+ * speculative decoding; slower than vx_t3_gpt2_forward for a long prefill). */
+vocis_status vx_t3_gpt2_forward_steps(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, int nthreads,
+                                      vx_err *err);
+/* logits [n][V] for rows h [n][D], each with the bits of vx_t3_gpt2_logits on that row alone. */
+vocis_status vx_t3_gpt2_logits_rows(const vx_t3_gpt2 *t, const float *h, int64_t n, float *logits, int nthreads,
+                                    vx_err *err);
 /* logits[V] = speech_head(ln_f(h)) + bias for one row h [D]; hn (optional) receives ln_f(h). */
 void vx_t3_gpt2_logits(const vx_t3_gpt2 *t, const float *h, float *logits, float *hn, int nthreads);
 
@@ -86,6 +107,11 @@ typedef struct vx_turbo_sampling {
     int (*on_token)(void *user, int step, int32_t token);
     void *user;
     float *rec_logits;        /* optional [max_new_tokens + 1][V]: raw speech_head logits of every draw */
+    /* self-speculative decoding (nn/speculate.h): VX_SPEC_OFF, VX_SPEC_AUTO
+     * (0: on when the model computes exactly, off under bf16 / q8) or a fixed
+     * k of 1..VX_SPEC_KMAX proposals per round (any precision). The tokens,
+     * recorded logits and rng state are plain decoding's whatever it is. */
+    int speculate;
 } vx_turbo_sampling;
 
 /* T3.inference_turbo: every sampled token, including a final stop token
@@ -93,6 +119,18 @@ typedef struct vx_turbo_sampling {
 vocis_status vx_t3_gpt2_generate(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt, int n_prompt,
                                  const int32_t *text, int n_text, const vx_turbo_sampling *s, vx_rng *rng,
                                  int nthreads, int32_t **tokens, int *n_tokens, vx_err *err);
+
+/* The draft that vx_t3_gpt2_generate_ex proposes with: the q8 copy of the
+ * model (vx_t3_gpt2_generate), or for tests the exact model itself, whose
+ * proposals are always right (SAME) or shifted by one token so that they are
+ * always wrong (CONTRARY). */
+enum { VX_GPT2_DRAFT_Q8 = 0, VX_GPT2_DRAFT_SAME = 1, VX_GPT2_DRAFT_CONTRARY = 2 };
+/* vx_t3_gpt2_generate with a chosen draft; report (optional) receives the
+ * speculation controller's totals (rounds, proposals, acceptance). */
+vocis_status vx_t3_gpt2_generate_ex(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt,
+                                    int n_prompt, const int32_t *text, int n_text, const vx_turbo_sampling *s,
+                                    vx_rng *rng, int nthreads, int draft_kind, vx_spec_ctl *report,
+                                    int32_t **tokens, int *n_tokens, vx_err *err);
 
 /* Turbo post-processing: drop a trailing stop token, keep ids < 6561 and
  * append three silence tokens (4299). out: [n + 3]; returns its length. */

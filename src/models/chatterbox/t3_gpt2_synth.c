@@ -12,10 +12,17 @@
 
 vocis_status vx_t3_gpt2_synthetic_weights(int nano, vx_dtype dt, uint64_t seed, vx_weights **out, vx_err *err) {
     /* GPT2_medium (Turbo) / GPT2_small (Nano); both: 8196 positions, text vocab 50276, speech vocab 6563 */
-    const int64_t E = nano ? 768 : 1024, L = nano ? 12 : 24, F = 4 * E, P = 8196, Vt = 50276, Vs = 6563, S = 256;
+    const vx_gpt2_synth_dims d = {nano ? 768 : 1024, nano ? 12 : 24, 8196, 50276, 6563, 256, 0.03125f, 0.015625f};
+    return vx_t3_gpt2_synthetic_dims(&d, dt, seed, out, err);
+}
+
+vocis_status vx_t3_gpt2_synthetic_dims(const vx_gpt2_synth_dims *d, vx_dtype dt, uint64_t seed, vx_weights **out,
+                                       vx_err *err) {
+    const int64_t E = d->width, L = d->layers, F = 4 * E, P = d->positions, Vt = d->text_vocab, Vs = d->speech_vocab,
+                  S = d->speaker_dim;
     vx_synth *s = vx_synth_new(seed);
     if (!s) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    const float wd = 0.03125f, wf = 0.015625f, b = 0.01f; /* ~1/sqrt(fan-in), small biases */
+    const float wd = d->scale_in, wf = d->scale_ffn, b = 0.01f; /* ~1/sqrt(fan-in), small biases */
     vocis_status st = VOCIS_OK;
 #define ADD(scale, name, ...)                                                                                          \
     if (st == VOCIS_OK) st = vx_synth_add(s, dt, scale, VX_DIMS(__VA_ARGS__), err, name)

@@ -319,7 +319,7 @@ vocis_status vx_stage_turbo_loudnorm(const vx_stage_args *a, vx_err *err) {
 vocis_status vx_stage_turbo_t3_generate(const vx_stage_args *a, vx_err *err) {
     const char *text = NULL;
     long long seed = 0;
-    int greedy = 0;
+    int greedy = 0, speculate = VX_SPEC_AUTO;
     for (int i = 0; i < a->argc; i++) {
         if (!strcmp(a->argv[i], "--text") && i + 1 < a->argc) {
             text = a->argv[++i];
@@ -329,8 +329,13 @@ vocis_status vx_stage_turbo_t3_generate(const vx_stage_args *a, vx_err *err) {
             if (*end || seed < 0) return vx_fail(err, VOCIS_E_ARG, "option --seed: invalid value '%s'", a->argv[i]);
         } else if (!strcmp(a->argv[i], "--greedy")) {
             greedy = 1;
+        } else if (!strcmp(a->argv[i], "--speculate") && i + 1 < a->argc) {
+            if (vx_spec_parse(a->argv[++i], &speculate))
+                return vx_fail(err, VOCIS_E_ARG, "option --speculate: '%s' is not off, auto or 1..%d", a->argv[i],
+                               VX_SPEC_KMAX);
         } else {
-            return vx_fail(err, VOCIS_E_ARG, "unknown option '%s' (stage options: --text T, --seed N, --greedy)",
+            return vx_fail(err, VOCIS_E_ARG,
+                           "unknown option '%s' (stage options: --text T, --seed N, --greedy, --speculate off|auto|N)",
                            a->argv[i]);
         }
     }
@@ -357,7 +362,7 @@ vocis_status vx_stage_turbo_t3_generate(const vx_stage_args *a, vx_err *err) {
         st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
         goto done;
     }
-    vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, 1000, greedy, NULL, NULL, logits};
+    vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, 1000, greedy, NULL, NULL, logits, speculate};
     vx_rng rng;
     vx_rng_seed(&rng, (uint64_t)seed);
     if ((st = vx_t3_gpt2_generate(&t, spk, toks, (int)tt.shape[1], ids, (int)nids, &s, &rng, a->nthreads, &out, &n,
