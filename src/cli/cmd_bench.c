@@ -573,5 +573,6 @@ int cmd_bench(int argc, char **argv) {
     if (!strcmp(argv[1], "vibevoice")) return bench_vibevoice(argc - 1, argv + 1);
     if (!strcmp(argv[1], "quality")) return bench_quality(argc - 1, argv + 1);
     if (!strcmp(argv[1], "peak")) return bench_peak(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "gemv")) { int bench_gemv(int, char **); return bench_gemv(argc - 1, argv + 1); }
     return cli_error("bench", "unknown benchmark '%s' (see vocis bench --help)", argv[1]), 2;
 }

@@ -23,6 +23,7 @@
 
 #include "base/pool.h"
 #include "kernels/isa.h"
+#include "kernels/xquant.h"
 
 /* x rows from which sgemm (f32 W) or sgemm panels (bf16/f16 W) replace the
  * tiles: see gemm_min_m. Measured on the 2-core Zen host, GFLOP/s over
@@ -409,8 +410,12 @@ static int64_t packed_min_m(int isa, const vx_mat *W) {
 
 void vx_linear_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
                    int nthreads) {
-    if (W->dtype == VX_Q8) {
+    if (W->dtype == VX_Q8 || W->dtype == VX_Q8D) {
         vx_linear_q8_isa(isa, y, x, M, W, bias, nthreads);
+        return;
+    }
+    if (W->dtype == VX_Q4) {
+        vx_linear_q4_isa(isa, y, x, M, W, bias, nthreads);
         return;
     }
     int64_t K = W->cols, N = W->rows;

@@ -35,6 +35,7 @@
 #include "base/pool.h"
 #include "kernels/isa.h"
 #include "kernels/precision.h"
+#include "kernels/xquant.h"
 
 /* x rows from which the panel path replaces the tiles. 1 thread, K=1024
  * N=4096, ms tiles vs panels (shared machine, f32 tiles): M=16 0.88 vs
@@ -50,10 +51,7 @@
 #define GRP 16                     /* blocks per group = int32 lanes */
 #define GRP_BYTES (64 + 32 * GRP)  /* one group of a W row: 16 scales + codes */
 #define XG_BYTES (32 * GRP)        /* one group of an x part */
-#define XP VX_Q8_XPARTS
 #define Q8_XTINY 1e-30f /* below: 127 / max|x| could overflow */
-
-#define VX_TARGET_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 
 static pthread_once_t vnni_once = PTHREAD_ONCE_INIT;
 static int vnni;
@@ -61,7 +59,7 @@ static void vnni_detect(void) {
     unsigned a, b, c, d;
     vnni = vx_cpu_has_avx512() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((c >> 11) & 1);
 }
-static int has_vnni(void) {
+int vx_cpu_has_vnni(void) {
     pthread_once(&vnni_once, vnni_detect);
     return vnni;
 }
@@ -69,22 +67,12 @@ static int has_vnni(void) {
 static inline int64_t nblk(int64_t K) { return (K + VX_Q8_BLOCK - 1) / VX_Q8_BLOCK; }
 static inline int64_t ngrp(int64_t nb) { return (nb + GRP - 1) / GRP; }
 
-/* ---- x rows, quantized once per call ----
- * Per row: XP parts of ng·512 code bytes in W's interleaved order (every
- * group 16 lanes wide, zeros past the row), sx per block (÷256 with two
- * parts; 0 past the row, NaN for a block holding a non-finite value), and
- * −128·Σcodes per block and part (the VNNI offset). */
-typedef struct {
-    int8_t *c[2];
-    float *sx;
-    int32_t *corr[2];
-    int64_t xs, ss; /* per row: code bytes of a part, sx / corr entries */
-} xq8;
+/* ---- x rows, quantized once per call (xquant.h) ---- */
 
 /* One block of len ≤ 32 values: codes into their interleaved places (word s
  * of block j at s·64 + 4j of the group), scale and sums. The reference
  * arithmetic that the SIMD versions repeat exactly. */
-static void xblock1(const float *x, int len, int8_t *h, int8_t *l, float *sx, int32_t *ch, int32_t *cl) {
+static void xblock1(int xp, const float *x, int len, int8_t *h, int8_t *l, float *sx, int32_t *ch, int32_t *cl) {
     float amax = 0;
     int bad = 0;
     for (int i = 0; i < len; i++) {
@@ -103,32 +91,32 @@ static void xblock1(const float *x, int len, int8_t *h, int8_t *l, float *sx, in
             float lv = rintf((r - hv) * 256.0f);
             lv = lv > 127.0f ? 127.0f : lv < -127.0f ? -127.0f : lv;
             hb[i] = (int8_t)hv;
-            lb[i] = XP == 2 ? (int8_t)lv : 0;
+            lb[i] = xp == 2 ? (int8_t)lv : 0;
             sh += hb[i], sl += lb[i];
         }
-        *sx = XP == 2 ? amax / 127.0f * (1.0f / 256.0f) : amax / 127.0f;
+        *sx = xp == 2 ? amax / 127.0f * (1.0f / 256.0f) : amax / 127.0f;
     }
     for (int s = 0; s < 8; s++) {
         memcpy(h + s * 64, hb + 4 * s, 4);
-        if (XP == 2) memcpy(l + s * 64, lb + 4 * s, 4);
+        if (xp == 2) memcpy(l + s * 64, lb + 4 * s, 4);
     }
     *ch = -128 * sh;
     *cl = -128 * sl;
 }
 
-static VX_TARGET_AVX512 void xblock512(const float *x, int len, int8_t *h, int8_t *l, float *sx, int32_t *ch,
-                                       int32_t *cl) {
+static VX_TARGET_AVX512 void xblock512(int xp, const float *x, int len, int8_t *h, int8_t *l, float *sx,
+                                       int32_t *ch, int32_t *cl) {
     __mmask16 m0 = len >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << len) - 1);
     __mmask16 m1 = len >= 32 ? (__mmask16)0xffff : len > 16 ? (__mmask16)((1u << (len - 16)) - 1) : 0;
     __m512 x0 = _mm512_maskz_loadu_ps(m0, x), x1 = _mm512_maskz_loadu_ps(m1, x + 16);
     __m512 a0 = _mm512_abs_ps(x0), a1 = _mm512_abs_ps(x1), big = _mm512_set1_ps(FLT_MAX);
     if (_mm512_cmp_ps_mask(a0, big, _CMP_NLE_UQ) | _mm512_cmp_ps_mask(a1, big, _CMP_NLE_UQ)) {
-        xblock1(x, len, h, l, sx, ch, cl);
+        xblock1(xp, x, len, h, l, sx, ch, cl);
         return;
     }
     const float amax = _mm512_reduce_max_ps(_mm512_max_ps(a0, a1));
     if (amax < Q8_XTINY) {
-        xblock1(x, len, h, l, sx, ch, cl);
+        xblock1(xp, x, len, h, l, sx, ch, cl);
         return;
     }
     const __m512 inv = _mm512_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
@@ -142,7 +130,7 @@ static VX_TARGET_AVX512 void xblock512(const float *x, int len, int8_t *h, int8_
                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         lv = _mm512_min_ps(_mm512_max_ps(lv, lo), hi);
         hi32[v] = _mm512_cvtps_epi32(hv);
-        lo32[v] = XP == 2 ? _mm512_cvtps_epi32(lv) : _mm512_setzero_si512();
+        lo32[v] = xp == 2 ? _mm512_cvtps_epi32(lv) : _mm512_setzero_si512();
     }
     /* bytes 0..15 and 16..31: word s of the block is dword s of the pair */
     __m256i hb = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(hi32[0])),
@@ -151,16 +139,16 @@ static VX_TARGET_AVX512 void xblock512(const float *x, int len, int8_t *h, int8_
                                          _mm512_cvtepi32_epi8(lo32[1]), 1);
     const __m256i idx = _mm256_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112); /* s·64 bytes in dwords */
     _mm256_i32scatter_epi32((int *)h, idx, hb, 4);
-    if (XP == 2) _mm256_i32scatter_epi32((int *)l, idx, lb, 4);
-    *sx = XP == 2 ? amax / 127.0f * (1.0f / 256.0f) : amax / 127.0f;
+    if (xp == 2) _mm256_i32scatter_epi32((int *)l, idx, lb, 4);
+    *sx = xp == 2 ? amax / 127.0f * (1.0f / 256.0f) : amax / 127.0f;
     *ch = -128 * _mm512_reduce_add_epi32(_mm512_add_epi32(hi32[0], hi32[1]));
     *cl = -128 * _mm512_reduce_add_epi32(_mm512_add_epi32(lo32[0], lo32[1]));
 }
 
-static VX_TARGET_AVX2 void xblock256(const float *x, int len, int8_t *h, int8_t *l, float *sx, int32_t *ch,
-                                     int32_t *cl) {
+static VX_TARGET_AVX2 void xblock256(int xp, const float *x, int len, int8_t *h, int8_t *l, float *sx,
+                                     int32_t *ch, int32_t *cl) {
     if (len < 32) {
-        xblock1(x, len, h, l, sx, ch, cl);
+        xblock1(xp, x, len, h, l, sx, ch, cl);
         return;
     }
     const __m256 sgn = _mm256_set1_ps(-0.0f), big = _mm256_set1_ps(FLT_MAX);
@@ -173,12 +161,12 @@ static VX_TARGET_AVX2 void xblock256(const float *x, int len, int8_t *h, int8_t 
         mx = _mm256_max_ps(mx, a);
     }
     if (bad) {
-        xblock1(x, len, h, l, sx, ch, cl);
+        xblock1(xp, x, len, h, l, sx, ch, cl);
         return;
     }
     const float amax = vx_hmax256(mx);
     if (amax < Q8_XTINY) {
-        xblock1(x, len, h, l, sx, ch, cl);
+        xblock1(xp, x, len, h, l, sx, ch, cl);
         return;
     }
     const __m256 inv = _mm256_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
@@ -191,7 +179,7 @@ static VX_TARGET_AVX2 void xblock256(const float *x, int len, int8_t *h, int8_t 
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         lv = _mm256_min_ps(_mm256_max_ps(lv, lo), hi);
         hq[v] = _mm256_cvtps_epi32(hv);
-        lq[v] = XP == 2 ? _mm256_cvtps_epi32(lv) : _mm256_setzero_si256();
+        lq[v] = xp == 2 ? _mm256_cvtps_epi32(lv) : _mm256_setzero_si256();
         sh = _mm256_add_epi32(sh, hq[v]);
         sl = _mm256_add_epi32(sl, lq[v]);
     }
@@ -206,19 +194,18 @@ static VX_TARGET_AVX2 void xblock256(const float *x, int len, int8_t *h, int8_t 
     _mm256_storeu_si256((__m256i *)lw, lb);
     for (int s = 0; s < 8; s++) {
         memcpy(h + s * 64, hw + s, 4);
-        if (XP == 2) memcpy(l + s * 64, lw + s, 4);
+        if (xp == 2) memcpy(l + s * 64, lw + s, 4);
     }
     __m128i t = _mm_add_epi32(_mm256_castsi256_si128(sh), _mm256_extracti128_si256(sh, 1));
     __m128i u = _mm_add_epi32(_mm256_castsi256_si128(sl), _mm256_extracti128_si256(sl, 1));
     t = _mm_hadd_epi32(t, t), u = _mm_hadd_epi32(u, u);
     t = _mm_hadd_epi32(t, t), u = _mm_hadd_epi32(u, u);
-    *sx = XP == 2 ? amax / 127.0f * (1.0f / 256.0f) : amax / 127.0f;
+    *sx = xp == 2 ? amax / 127.0f * (1.0f / 256.0f) : amax / 127.0f;
     *ch = -128 * _mm_cvtsi128_si32(t);
     *cl = -128 * _mm_cvtsi128_si32(u);
 }
 
-/* Quantizes M rows of x (K each) into X (buffer from xq8_alloc). */
-static void xq8_fill(int isa, xq8 *X, const float *x, int64_t M, int64_t K) {
+void vx_xq8_fill(int isa, int xp, xq8 *X, const float *x, int64_t M, int64_t K) {
     const int64_t nb = nblk(K);
     for (int64_t m = 0; m < M; m++)
         for (int64_t b = 0; b < nb; b++) {
@@ -227,14 +214,13 @@ static void xq8_fill(int isa, xq8 *X, const float *x, int64_t M, int64_t K) {
             int8_t *h = X->c[0] + m * X->xs + G * XG_BYTES + 4 * j, *l = X->c[1] + m * X->xs + G * XG_BYTES + 4 * j;
             float *sx = X->sx + m * X->ss + b;
             int32_t *ch = X->corr[0] + m * X->ss + b, *cl = X->corr[1] + m * X->ss + b;
-            if (isa >= VX_ISA_AVX512) xblock512(x + m * K + k, len, h, l, sx, ch, cl);
-            else if (isa >= VX_ISA_AVX2) xblock256(x + m * K + k, len, h, l, sx, ch, cl);
-            else xblock1(x + m * K + k, len, h, l, sx, ch, cl);
+            if (isa >= VX_ISA_AVX512) xblock512(xp, x + m * K + k, len, h, l, sx, ch, cl);
+            else if (isa >= VX_ISA_AVX2) xblock256(xp, x + m * K + k, len, h, l, sx, ch, cl);
+            else xblock1(xp, x + m * K + k, len, h, l, sx, ch, cl);
         }
 }
 
-/* One allocation (free() it) holding X's arrays for M rows, zeroed. */
-static void *xq8_alloc(xq8 *X, int64_t M, int64_t K) {
+void *vx_xq8_alloc(xq8 *X, int64_t M, int64_t K) {
     const int64_t ng = ngrp(nblk(K));
     X->xs = ng * XG_BYTES;
     X->ss = ng * GRP;
@@ -248,15 +234,6 @@ static void *xq8_alloc(xq8 *X, int64_t M, int64_t K) {
     X->c[1] = X->c[0] + codes;
     return p;
 }
-
-/* The 16-lane sum in one fixed order: lanes i + 8, then vx_hsum256's tree. */
-static float red16(const float *v) {
-    float a[8];
-    for (int i = 0; i < 8; i++) a[i] = v[i] + v[i + 8];
-    float b0 = a[0] + a[4], b1 = a[1] + a[5], b2 = a[2] + a[6], b3 = a[3] + a[7];
-    return (b0 + b2) + (b1 + b3);
-}
-VX_INLINE VX_TARGET_AVX2 float red16_256(__m256 lo, __m256 hi) { return vx_hsum256(_mm256_add_ps(lo, hi)); }
 
 /* Software prefetch, into L2, of the next tile's rows while a tile runs, as in matmul.c:
  * a tile of NR rows is one contiguous span of NR·RS bytes and the next tile's follows it,
@@ -278,7 +255,7 @@ typedef void (*qtile_fn)(const xq8 *X, int64_t m0, const uint8_t *w, int64_t RS,
 
 /* The 8 steps of one group: 64 bytes (16 lanes × 4 values) of each W row
  * against each x part. g = 16 for full groups (compile-time), else masked. */
-VX_INLINE VX_TARGET_VNNI void vsteps(int MB, int NR, int g, const xq8 *X, int64_t m0, int64_t G, const uint8_t *w,
+VX_INLINE VX_TARGET_VNNI void vsteps(int xp, int MB, int NR, int g, const xq8 *X, int64_t m0, int64_t G, const uint8_t *w,
                                      int64_t RS, __m512i ah[4][8], __m512i al[4][8]) {
     const __mmask64 mask = g == 16 ? ~(__mmask64)0 : (((__mmask64)1 << (4 * g)) - 1);
     const uint8_t *wg = w + G * GRP_BYTES;
@@ -287,9 +264,9 @@ VX_INLINE VX_TARGET_VNNI void vsteps(int MB, int NR, int g, const xq8 *X, int64_
         __m512i xh[4], xl[4];
         _Pragma("GCC unroll 4")
         for (int m = 0; m < MB; m++) {
-            const int8_t *xp = X->c[0] + (m0 + m) * X->xs + G * XG_BYTES + s * 64;
-            xh[m] = _mm512_loadu_si512(xp);
-            if (XP == 2) xl[m] = _mm512_loadu_si512(xp + (X->c[1] - X->c[0]));
+            const int8_t *xc = X->c[0] + (m0 + m) * X->xs + G * XG_BYTES + s * 64;
+            xh[m] = _mm512_loadu_si512(xc);
+            if (xp == 2) xl[m] = _mm512_loadu_si512(xc + (X->c[1] - X->c[0]));
         }
         _Pragma("GCC unroll 8")
         for (int r = 0; r < NR; r++) {
@@ -298,13 +275,13 @@ VX_INLINE VX_TARGET_VNNI void vsteps(int MB, int NR, int g, const xq8 *X, int64_
             _Pragma("GCC unroll 4")
             for (int m = 0; m < MB; m++) {
                 ah[m][r] = _mm512_dpbusd_epi32(ah[m][r], wv, xh[m]);
-                if (XP == 2) al[m][r] = _mm512_dpbusd_epi32(al[m][r], wv, xl[m]);
+                if (xp == 2) al[m][r] = _mm512_dpbusd_epi32(al[m][r], wv, xl[m]);
             }
         }
     }
 }
 
-VX_INLINE VX_TARGET_VNNI void vtile(int MB, int NR, const xq8 *X, int64_t m0, const uint8_t *w, int64_t RS,
+VX_INLINE VX_TARGET_VNNI void vtile(int xp, int MB, int NR, const xq8 *X, int64_t m0, const uint8_t *w, int64_t RS,
                                     int64_t nb, float *y, int64_t ldy, const float *bias) {
     const int64_t ng = ngrp(nb);
     __m512 fa[4][8];
@@ -319,20 +296,20 @@ VX_INLINE VX_TARGET_VNNI void vtile(int MB, int NR, const xq8 *X, int64_t m0, co
         _Pragma("GCC unroll 4")
         for (int m = 0; m < MB; m++) {
             __m512i ch = _mm512_loadu_si512(X->corr[0] + (m0 + m) * X->ss + G * GRP);
-            __m512i cl = XP == 2 ? _mm512_loadu_si512(X->corr[1] + (m0 + m) * X->ss + G * GRP) : ch;
+            __m512i cl = xp == 2 ? _mm512_loadu_si512(X->corr[1] + (m0 + m) * X->ss + G * GRP) : ch;
             _Pragma("GCC unroll 8")
             for (int r = 0; r < NR; r++) ah[m][r] = ch, al[m][r] = cl;
         }
         pf_next(w, RS, NR, G);
-        if (g == GRP) vsteps(MB, NR, 16, X, m0, G, w, RS, ah, al);
-        else vsteps(MB, NR, g, X, m0, G, w, RS, ah, al);
+        if (g == GRP) vsteps(xp, MB, NR, 16, X, m0, G, w, RS, ah, al);
+        else vsteps(xp, MB, NR, g, X, m0, G, w, RS, ah, al);
         _Pragma("GCC unroll 8")
         for (int r = 0; r < NR; r++) {
             __m512 sw = _mm512_loadu_ps((const float *)(wg + r * RS));
             _Pragma("GCC unroll 4")
             for (int m = 0; m < MB; m++) {
                 __m512 sc = _mm512_mul_ps(sw, _mm512_loadu_ps(X->sx + (m0 + m) * X->ss + G * GRP));
-                __m512i I = XP == 2 ? _mm512_add_epi32(_mm512_slli_epi32(ah[m][r], 8), al[m][r]) : ah[m][r];
+                __m512i I = xp == 2 ? _mm512_add_epi32(_mm512_slli_epi32(ah[m][r], 8), al[m][r]) : ah[m][r];
                 fa[m][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(I), sc, fa[m][r]);
             }
         }
@@ -341,13 +318,13 @@ VX_INLINE VX_TARGET_VNNI void vtile(int MB, int NR, const xq8 *X, int64_t m0, co
     for (int m = 0; m < MB; m++)
         _Pragma("GCC unroll 8")
         for (int r = 0; r < NR; r++)
-            y[m * ldy + r] = red16_256(_mm512_castps512_ps256(fa[m][r]), _mm512_extractf32x8_ps(fa[m][r], 1)) +
+            y[m * ldy + r] = vx_red16_256(_mm512_castps512_ps256(fa[m][r]), _mm512_extractf32x8_ps(fa[m][r], 1)) +
                              (bias ? bias[r] : 0.0f);
 }
 
 /* ---- AVX2: a group as two 8-lane halves; |x| · sign(x)·q by vpmaddubsw ---- */
 
-VX_INLINE VX_TARGET_AVX2 void atile(int MB, int NR, const xq8 *X, int64_t m0, const uint8_t *w, int64_t RS,
+VX_INLINE VX_TARGET_AVX2 void atile(int xp, int MB, int NR, const xq8 *X, int64_t m0, const uint8_t *w, int64_t RS,
                                     int64_t nb, float *y, int64_t ldy, const float *bias) {
     const int64_t ng = ngrp(nb);
     const __m256i ones = _mm256_set1_epi16(1), off = _mm256_set1_epi8((char)0x80);
@@ -373,11 +350,11 @@ VX_INLINE VX_TARGET_AVX2 void atile(int MB, int NR, const xq8 *X, int64_t m0, co
                 __m256i xh[4], xl[4], ah_[4], al_[4];
                 _Pragma("GCC unroll 4")
                 for (int m = 0; m < MB; m++) {
-                    const int8_t *xp = X->c[0] + (m0 + m) * X->xs + G * XG_BYTES + s * 64 + half * 32;
-                    xh[m] = _mm256_loadu_si256((const __m256i *)xp);
+                    const int8_t *xc = X->c[0] + (m0 + m) * X->xs + G * XG_BYTES + s * 64 + half * 32;
+                    xh[m] = _mm256_loadu_si256((const __m256i *)xc);
                     ah_[m] = _mm256_abs_epi8(xh[m]);
-                    if (XP == 2) {
-                        xl[m] = _mm256_loadu_si256((const __m256i *)(xp + (X->c[1] - X->c[0])));
+                    if (xp == 2) {
+                        xl[m] = _mm256_loadu_si256((const __m256i *)(xc + (X->c[1] - X->c[0])));
                         al_[m] = _mm256_abs_epi8(xl[m]);
                     }
                 }
@@ -390,7 +367,7 @@ VX_INLINE VX_TARGET_AVX2 void atile(int MB, int NR, const xq8 *X, int64_t m0, co
                     for (int m = 0; m < MB; m++) {
                         __m256i t = _mm256_maddubs_epi16(ah_[m], _mm256_sign_epi8(wv, xh[m]));
                         ah[m][r] = _mm256_add_epi32(ah[m][r], _mm256_madd_epi16(t, ones));
-                        if (XP == 2) {
+                        if (xp == 2) {
                             t = _mm256_maddubs_epi16(al_[m], _mm256_sign_epi8(wv, xl[m]));
                             al[m][r] = _mm256_add_epi32(al[m][r], _mm256_madd_epi16(t, ones));
                         }
@@ -403,7 +380,7 @@ VX_INLINE VX_TARGET_AVX2 void atile(int MB, int NR, const xq8 *X, int64_t m0, co
                 _Pragma("GCC unroll 4")
                 for (int m = 0; m < MB; m++) {
                     __m256 sc = _mm256_mul_ps(sw, _mm256_loadu_ps(X->sx + (m0 + m) * X->ss + G * GRP + 8 * half));
-                    __m256i I = XP == 2 ? _mm256_add_epi32(_mm256_slli_epi32(ah[m][r], 8), al[m][r]) : ah[m][r];
+                    __m256i I = xp == 2 ? _mm256_add_epi32(_mm256_slli_epi32(ah[m][r], 8), al[m][r]) : ah[m][r];
                     fa[m][r][half] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I), sc, fa[m][r][half]);
                 }
             }
@@ -412,12 +389,12 @@ VX_INLINE VX_TARGET_AVX2 void atile(int MB, int NR, const xq8 *X, int64_t m0, co
     _Pragma("GCC unroll 4")
     for (int m = 0; m < MB; m++)
         _Pragma("GCC unroll 4")
-        for (int r = 0; r < NR; r++) y[m * ldy + r] = red16_256(fa[m][r][0], fa[m][r][1]) + (bias ? bias[r] : 0.0f);
+        for (int r = 0; r < NR; r++) y[m * ldy + r] = vx_red16_256(fa[m][r][0], fa[m][r][1]) + (bias ? bias[r] : 0.0f);
 }
 
 /* ---- scalar reference: the same integer sums and float operations ---- */
 
-static inline void stile(int MB, int NR, const xq8 *X, int64_t m0, const uint8_t *w, int64_t RS, int64_t nb,
+static inline void stile(int xp, int MB, int NR, const xq8 *X, int64_t m0, const uint8_t *w, int64_t RS, int64_t nb,
                          float *y, int64_t ldy, const float *bias) {
     const int64_t ng = ngrp(nb);
     for (int r = 0; r < NR; r++)
@@ -438,36 +415,40 @@ static inline void stile(int MB, int NR, const xq8 *X, int64_t m0, const uint8_t
                     }
                     float sw;
                     memcpy(&sw, wg + 4 * j, sizeof sw);
-                    int32_t I = XP == 2 ? ih * 256 + il : ih;
+                    int32_t I = xp == 2 ? ih * 256 + il : ih;
                     fa[j] = fmaf((float)I, sw * sx[G * GRP + j], fa[j]);
                 }
             }
-            y[m * ldy + r] = red16(fa) + (bias ? bias[r] : 0.0f);
+            y[m * ldy + r] = vx_red16(fa) + (bias ? bias[r] : 0.0f);
         }
 }
 
 #define QTILE_ARGS                                                                                               \
     const xq8 *X, int64_t m0, const uint8_t *w, int64_t RS, int64_t nb, float *y, int64_t ldy, const float *bias
 #define QTILE_PASS X, m0, w, RS, nb, y, ldy, bias
-#define DEF_QTILE(ISA, ATTR, FN, MB, NR, TAG)                                                                   \
-    static ATTR void q##ISA##_##MB##_##TAG(QTILE_ARGS) { FN(MB, NR, QTILE_PASS); }
+#define DEF_QTILE(ISA, ATTR, FN, XPN, MB, NR, TAG)                                                              \
+    static ATTR void q##ISA##_##XPN##_##MB##_##TAG(QTILE_ARGS) { FN(XPN, MB, NR, QTILE_PASS); }
+#define DEF_QISA_XP(ISA, ATTR, FN, XPN, NR1, NR2, NR34)                                                          \
+    DEF_QTILE(ISA, ATTR, FN, XPN, 1, NR1, w)                                                                    \
+    DEF_QTILE(ISA, ATTR, FN, XPN, 2, NR2, w)                                                                    \
+    DEF_QTILE(ISA, ATTR, FN, XPN, 3, NR34, w)                                                                   \
+    DEF_QTILE(ISA, ATTR, FN, XPN, 4, NR34, w)                                                                   \
+    DEF_QTILE(ISA, ATTR, FN, XPN, 1, 1, 1)                                                                      \
+    DEF_QTILE(ISA, ATTR, FN, XPN, 2, 1, 1)                                                                      \
+    DEF_QTILE(ISA, ATTR, FN, XPN, 3, 1, 1)                                                                      \
+    DEF_QTILE(ISA, ATTR, FN, XPN, 4, 1, 1)
+/* both x part counts: 2 (VX_Q8) and 1 (VX_Q8D) */
 #define DEF_QISA(ISA, ATTR, FN, NR1, NR2, NR34)                                                                 \
-    DEF_QTILE(ISA, ATTR, FN, 1, NR1, w)                                                                         \
-    DEF_QTILE(ISA, ATTR, FN, 2, NR2, w)                                                                         \
-    DEF_QTILE(ISA, ATTR, FN, 3, NR34, w)                                                                        \
-    DEF_QTILE(ISA, ATTR, FN, 4, NR34, w)                                                                        \
-    DEF_QTILE(ISA, ATTR, FN, 1, 1, 1)                                                                           \
-    DEF_QTILE(ISA, ATTR, FN, 2, 1, 1)                                                                           \
-    DEF_QTILE(ISA, ATTR, FN, 3, 1, 1)                                                                           \
-    DEF_QTILE(ISA, ATTR, FN, 4, 1, 1)
+    DEF_QISA_XP(ISA, ATTR, FN, 2, NR1, NR2, NR34)                                                               \
+    DEF_QISA_XP(ISA, ATTR, FN, 1, NR1, NR2, NR34)
 
 typedef struct {
     qtile_fn wide, one;
     int nr;
 } qtile_set;
-#define QSET(ISA, MB, NR) {q##ISA##_##MB##_w, q##ISA##_##MB##_1, NR}
-#define QSETS(ISA, NR1, NR2, NR34)                                                                              \
-    {QSET(ISA, 1, NR1), QSET(ISA, 2, NR2), QSET(ISA, 3, NR34), QSET(ISA, 4, NR34)}
+#define QSET(ISA, XPN, MB, NR) {q##ISA##_##XPN##_##MB##_w, q##ISA##_##XPN##_##MB##_1, NR}
+#define QSETS(ISA, XPN, NR1, NR2, NR34)                                                                         \
+    {QSET(ISA, XPN, 1, NR1), QSET(ISA, XPN, 2, NR2), QSET(ISA, XPN, 3, NR34), QSET(ISA, XPN, 4, NR34)}
 
 /* Tile widths (W rows per x row group), by registers: VNNI (32 zmm) holds
  * XP·MB·NR int32 and MB·NR float accumulators plus XP·MB x vectors; AVX2
@@ -491,9 +472,13 @@ DEF_QISA(s1, , stile, 4, 4, 4)
 DEF_QISA(v2, VX_TARGET_AVX2, atile, Q8_A_NR1, Q8_A_NR2, 2)
 DEF_QISA(v5, VX_TARGET_VNNI, vtile, Q8_V_NR1, Q8_V_NR2, Q8_V_NR34)
 
-/* qtiles[kernel][MB − 1]: 0 scalar, 1 AVX2, 2 VNNI */
-static const qtile_set qtiles[3][4] = {QSETS(s1, 4, 4, 4), QSETS(v2, Q8_A_NR1, Q8_A_NR2, 2),
-                                       QSETS(v5, Q8_V_NR1, Q8_V_NR2, Q8_V_NR34)};
+/* qtiles[x parts − 1][kernel][MB − 1]; kernel 0 scalar, 1 AVX2, 2 VNNI */
+static const qtile_set qtiles[2][3][4] = {
+    {QSETS(s1, 1, 4, 4, 4), QSETS(v2, 1, Q8_A_NR1, Q8_A_NR2, 2), QSETS(v5, 1, Q8_V_NR1, Q8_V_NR2, Q8_V_NR34)},
+    {QSETS(s1, 2, 4, 4, 4), QSETS(v2, 2, Q8_A_NR1, Q8_A_NR2, 2), QSETS(v5, 2, Q8_V_NR1, Q8_V_NR2, Q8_V_NR34)}};
+
+/* The x parts a matrix's decode products use: 1 for the draft's VX_Q8D. */
+static int q8_xparts(const vx_mat *W) { return W->dtype == VX_Q8D ? 1 : VX_Q8_XPARTS; }
 
 /* y[:, n0:n1] for M x rows from row m0 of X, one thread: column tiles of
  * W that stay in L2 while every x row passes over them. */
@@ -507,7 +492,7 @@ static void q8_stream(int kern, const xq8 *X, int64_t m0, float *y, int64_t M, c
         int64_t b = a + nt < n1 ? a + nt : n1;
         for (int64_t m = 0; m < M; m += 4) {
             int mb = M - m < 4 ? (int)(M - m) : 4;
-            const qtile_set *ts = &qtiles[kern][mb - 1];
+            const qtile_set *ts = &qtiles[q8_xparts(W) - 1][kern][mb - 1];
             float *ym = y + m * N;
             int64_t n = a;
             for (; n + ts->nr <= b; n += ts->nr) ts->wide(X, m0 + m, q + n * RS, RS, nb, ym + n, N, bias ? bias + n : NULL);
@@ -675,13 +660,13 @@ void vx_linear_q8_isa(int isa, float *y, const float *x, int64_t M, const vx_mat
     }
     if (M >= Q8_PANEL_MIN_M && q8_panels(isa, y, x, M, W, bias, nthreads)) return;
     xq8 X;
-    void *xbuf = xq8_alloc(&X, M, K);
+    void *xbuf = vx_xq8_alloc(&X, M, K);
     if (!xbuf) { /* no memory for the quantized rows: dequantize on the fly */
         q8_nomem(y, x, M, W, bias);
         return;
     }
-    xq8_fill(isa, &X, x, M, K);
-    const int kern = isa >= VX_ISA_AVX512 && has_vnni() ? 2 : isa >= VX_ISA_AVX2 ? 1 : 0;
+    vx_xq8_fill(isa, q8_xparts(W), &X, x, M, K);
+    const int kern = isa >= VX_ISA_AVX512 && vx_cpu_has_vnni() ? 2 : isa >= VX_ISA_AVX2 ? 1 : 0;
     if ((double)M * N * K < (1 << 18)) nthreads = 1;
     if (nthreads == 1) {
         q8_stream(kern, &X, 0, y, M, W, bias, 0, N);

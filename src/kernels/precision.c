@@ -11,6 +11,9 @@
 #include "base/threads.h"
 #include "kernels/isa.h"
 
+/* The draft's format (precision.h vx_draft_quantize), by measurement: see the header. */
+#define DRAFT_FORMAT VX_Q4
+
 int vx_precision_resolve_part(int p, int part) {
     if (p != VX_PREC_DEFAULT) return p;
     const char *e = getenv("VOCIS_PRECISION");
@@ -192,6 +195,94 @@ void vx_q8_weight(const vx_mat *W, int64_t r, int64_t k, int *q, float *scale) {
     const uint8_t *grp = row + G * (64 + 32 * VX_Q8_GROUP);
     memcpy(scale, grp + 4 * j, sizeof(float));
     *q = (int)grp[64 + (p / 4) * 4 * g + 4 * j + p % 4] - 128;
+}
+
+/* ---- q4 quantization (layout: precision.h) ---- */
+
+#define Q4_GROUP_BYTES (64 + 16 * VX_Q8_GROUP)
+
+size_t vx_q4_bytes(int64_t rows, int64_t cols) { return 64 + (size_t)rows * (size_t)vx_q4_row_bytes(cols); }
+
+/* Byte of value p (0…31) of block j in a group of g blocks, and whether it is the high nibble. */
+static inline int q4_byte(int p, int j, int g, int *high) {
+    *high = (p / 4) & 1;
+    return (p / 8) * 4 * g + 4 * j + p % 4;
+}
+
+/* One row: n values of dtype dt → its vx_q4_row_bytes(n) bytes at d. */
+static void q4_row(uint8_t *d, const void *src, vx_dtype dt, int64_t n) {
+    float f[VX_Q8_BLOCK];
+    const size_t es = vx_dtype_size(dt);
+    const int64_t nb = (n + VX_Q8_BLOCK - 1) / VX_Q8_BLOCK;
+    for (int64_t g0 = 0; g0 < nb; g0 += VX_Q8_GROUP) {
+        const int g = nb - g0 < VX_Q8_GROUP ? (int)(nb - g0) : VX_Q8_GROUP;
+        uint8_t *grp = d + (g0 / VX_Q8_GROUP) * Q4_GROUP_BYTES;
+        float sc[VX_Q8_GROUP] = {0};
+        uint8_t *codes = grp + 64;
+        memset(codes, 0x88, (size_t)(16 * g));
+        for (int j = 0; j < g; j++) {
+            const int64_t k = (g0 + j) * VX_Q8_BLOCK;
+            const int len = n - k < VX_Q8_BLOCK ? (int)(n - k) : VX_Q8_BLOCK;
+            vx_to_f32(f, (const char *)src + (size_t)k * es, dt, (size_t)len);
+            float amax = 0;
+            for (int i = 0; i < len; i++) amax = fabsf(f[i]) > amax ? fabsf(f[i]) : amax;
+            const float inv = amax > 0 ? 7.0f / amax : 0.0f;
+            for (int i = 0; i < len; i++) {
+                float r = f[i] * inv;
+                int v = (int)(r + (r >= 0 ? 0.5f : -0.5f)), high;
+                v = v > 7 ? 7 : v < -7 ? -7 : v;
+                uint8_t *b = codes + q4_byte(i, j, g, &high);
+                *b = high ? (uint8_t)((*b & 0x0f) | (v + 8) << 4) : (uint8_t)((*b & 0xf0) | (v + 8));
+            }
+            sc[j] = amax / 7.0f;
+        }
+        memcpy(grp, sc, sizeof sc);
+    }
+}
+
+static void q4_rows(void *ctx, int64_t r0, int64_t r1) {
+    const q8_job *j = ctx;
+    const int64_t C = j->src->cols, RS = vx_q4_row_bytes(C);
+    const size_t es = vx_dtype_size(j->src->dtype);
+    for (int64_t r = r0; r < r1; r++)
+        q4_row(j->rows + r * RS, (const char *)j->src->data + (size_t)r * (size_t)C * es, j->src->dtype, C);
+}
+
+vx_mat vx_q4_quantize(void *buf, const vx_mat *src, int nthreads) {
+    const int64_t R = src->rows, C = src->cols;
+    vx_q8 *h = buf;
+    uint8_t *rows = (uint8_t *)buf + 64;
+    h->q = (const int8_t *)rows;
+    h->scale = NULL;
+    if ((double)R * C < (1 << 20)) nthreads = 1;
+    q8_job j = {rows, src};
+    vx_pool_for(nthreads, R, 1, q4_rows, &j);
+    return (vx_mat){.dtype = VX_Q4, .rows = R, .cols = C, .data = buf};
+}
+
+void vx_q4_weight(const vx_mat *W, int64_t r, int64_t k, int *q, float *scale) {
+    const uint8_t *row = (const uint8_t *)((const vx_q8 *)W->data)->q + r * vx_q4_row_bytes(W->cols);
+    const int64_t b = k / VX_Q8_BLOCK, G = b / VX_Q8_GROUP, nb = (W->cols + VX_Q8_BLOCK - 1) / VX_Q8_BLOCK;
+    const int j = (int)(b % VX_Q8_GROUP), p = (int)(k % VX_Q8_BLOCK);
+    const int g = nb - G * VX_Q8_GROUP < VX_Q8_GROUP ? (int)(nb - G * VX_Q8_GROUP) : VX_Q8_GROUP;
+    const uint8_t *grp = row + G * Q4_GROUP_BYTES;
+    int high;
+    const uint8_t byte = grp[64 + q4_byte(p, j, g, &high)];
+    memcpy(scale, grp + 4 * j, sizeof(float));
+    *q = (int)(high ? byte >> 4 : byte & 0x0f) - 8;
+}
+
+/* ---- the draft's format ---- */
+
+size_t vx_draft_bytes(int64_t rows, int64_t cols) {
+    return DRAFT_FORMAT == VX_Q4 ? vx_q4_bytes(rows, cols) : vx_q8_bytes(rows, cols);
+}
+
+vx_mat vx_draft_quantize(void *buf, const vx_mat *src, int nthreads) {
+    if (DRAFT_FORMAT == VX_Q4) return vx_q4_quantize(buf, src, nthreads);
+    vx_mat m = vx_q8_quantize(buf, src, nthreads);
+    m.dtype = VX_Q8D;
+    return m;
 }
 
 /* ---- load-time conversion ---- */

@@ -124,4 +124,48 @@ void vx_q8_weight(const vx_mat *W, int64_t r, int64_t k, int *q, float *scale);
 #define VX_Q8_XPARTS 2
 #endif
 
+/* ---- q4 (VX_Q4): 4-bit weights for the speculative draft ----
+ * Per block of 32 values of a row: scale = max|w| / 7 (0 for an all-zero
+ * block), q = w · (7 / max|w|) rounded to nearest (ties away from zero),
+ * −7…7, so |w − q·scale| ≤ scale / 2. One buffer as for q8 (a vx_q8 header
+ * whose q points at the first row, then the rows; free() releases it).
+ * Decode products quantize x as the decode kernels of q8 do with ONE part
+ * (above), sum q·h exactly in int32 (VNNI vpdpbusd on the codes q + 8 with
+ * −8·Σh per block taken back; AVX2 vpmaddubsw; scalar) and scale per block
+ * in float, the same float operations as q8's, at every M (many rows run
+ * the same tiles).
+ *
+ * Layout (private to precision.c and matmul_q4.c): a row takes
+ * vx_q4_row_bytes(cols) bytes, its blocks in groups of VX_Q8_GROUP (the
+ * last group has g ≤ 16 blocks). Group G starts at byte G·320 of the row:
+ * 16 float scales (0 past the row's last block), then 4 vectors of 4·g
+ * bytes; byte 4j + i of vector t holds, for block j, value 8t + i in its
+ * low nibble and value 8t + 4 + i in its high nibble (x's steps 2t and
+ * 2t + 1), stored as q + 8 (8 past cols). */
+static inline int64_t vx_q4_row_bytes(int64_t cols) {
+    int64_t nb = (cols + 31) / 32, ng = (nb + VX_Q8_GROUP - 1) / VX_Q8_GROUP;
+    return ng * 64 + nb * 16;
+}
+size_t vx_q4_bytes(int64_t rows, int64_t cols);
+vx_mat vx_q4_quantize(void *buf, const vx_mat *src, int nthreads);
+/* Weight [r][k] of a VX_Q4 matrix: its code q (−7…7) and block scale. */
+void vx_q4_weight(const vx_mat *W, int64_t r, int64_t k, int *q, float *scale);
+
+/* ---- the speculative draft's linears ----
+ * vx_draft_bytes: the size of the buffer vx_draft_quantize needs for a
+ * rows x cols matrix. vx_draft_quantize: src (F32, F16 or BF16) into buf
+ * in the format whose few-row products are cheapest (DRAFT_FORMAT below),
+ * returning its view for plain vx_linear (free(buf) releases it); threaded
+ * over rows. A product's rows are exact functions of that row alone: the
+ * same bits at any M, thread count or split, at every ISA level.
+ * The format is q4 (VX_Q4): the T3 decode step's linears (vocis bench gemv,
+ * 2 threads) took 14.5 ms (1 row) / 15.6 ms (CFG pair) against f32's 49 /
+ * 76 ms, q8's 23.6 / 23.8 and q8d's (VX_Q8D) 24.4 / 25.1. Its error: the
+ * rms relative error of a dot product of random uniform x and w is 7.3e-2
+ * at K = 1024 and 4096 (q8d 5.6e-3, q8 4.1e-3, bf16 1.5e-3); it only
+ * changes how often the exact model accepts the draft's tokens, never the
+ * output. A finer draft: vx_q8_quantize, then set the view's dtype to VX_Q8D. */
+size_t vx_draft_bytes(int64_t rows, int64_t cols);
+vx_mat vx_draft_quantize(void *buf, const vx_mat *src, int nthreads);
+
 #endif

@@ -9,10 +9,13 @@ static const char *const dtype_names[VX_DTYPE_COUNT] = {
 };
 static const size_t dtype_sizes[VX_DTYPE_COUNT] = {4, 2, 2, 8, 4, 2, 1, 1, 1};
 
-size_t vx_dtype_size(vx_dtype t) { return (unsigned)t < VX_DTYPE_COUNT ? dtype_sizes[t] : t == VX_Q8 ? 1 : 0; }
+size_t vx_dtype_size(vx_dtype t) {
+    return (unsigned)t < VX_DTYPE_COUNT ? dtype_sizes[t] : t == VX_Q8 || t == VX_Q8D ? 1 : 0;
+}
 
 const char *vx_dtype_name(vx_dtype t) {
-    return (unsigned)t < VX_DTYPE_COUNT ? dtype_names[t] : t == VX_Q8 ? "Q8" : "?";
+    if ((unsigned)t < VX_DTYPE_COUNT) return dtype_names[t];
+    return t == VX_Q8 ? "Q8" : t == VX_Q8D ? "Q8D" : t == VX_Q4 ? "Q4" : "?";
 }
 
 int vx_dtype_from_name(const char *s, vx_dtype *out) {

@@ -20,7 +20,13 @@ typedef enum vx_dtype {
     /* In memory only, never read from or written to a file: int8 weights with
      * one float scale per 32 values of a row (the q8 precision mode; a vx_mat
      * carries the scales, kernels/kernels.h). Element size 1, name "Q8". */
-    VX_Q8 = 64
+    VX_Q8 = 64,
+    /* The speculative draft's formats (kernels/precision.h vx_draft_quantize):
+     * VX_Q8's bytes with x quantized in one int8 part ("Q8D", size 1), and
+     * 4-bit weights with one float scale per 32 values ("Q4", size 0: half
+     * a byte per value). */
+    VX_Q8D = 65,
+    VX_Q4 = 66
 } vx_dtype;
 
 #define VX_MAX_DIMS 4
