@@ -2,9 +2,12 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
-#define HUGE_PAGE ((size_t)2 << 20)
+#include "base/pool.h"
+
+#define HUGE_PAGE VX_HUGE_PAGE_BYTES
 
 void *vx_alloc_streamed(size_t bytes) {
     if (bytes > SIZE_MAX - HUGE_PAGE) return NULL;
@@ -20,4 +23,23 @@ void *vx_alloc_streamed(size_t bytes) {
     if (p) (void)madvise(p, bytes / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE);
 #endif
     return p;
+}
+
+typedef struct {
+    char *dst;
+    const char *src;
+} copy_job;
+
+static void copy_range(void *ctx, int64_t a, int64_t b) {
+    const copy_job *j = ctx;
+    memcpy(j->dst + a, j->src + a, (size_t)(b - a));
+}
+
+void *vx_copy_streamed(const void *src, size_t bytes, int nthreads) {
+    char *dst = vx_alloc_streamed(bytes);
+    if (!dst) return NULL;
+    copy_job j = {dst, src};
+    /* chunks of whole huge pages: each thread faults in and fills its own */
+    vx_pool_for(bytes < 2 * HUGE_PAGE ? 1 : nthreads, (int64_t)bytes, (int64_t)HUGE_PAGE, copy_range, &j);
+    return dst;
 }

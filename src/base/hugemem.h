@@ -12,4 +12,12 @@
  * out of memory. free() releases it. */
 void *vx_alloc_streamed(size_t bytes);
 
+/* The huge page size vx_alloc_streamed aligns to: buffers smaller than this
+ * gain no huge page. */
+#define VX_HUGE_PAGE_BYTES ((size_t)2 << 20)
+
+/* A vx_alloc_streamed copy of bytes at src, copied by up to nthreads threads;
+ * NULL when out of memory. */
+void *vx_copy_streamed(const void *src, size_t bytes, int nthreads);
+
 #endif

@@ -545,17 +545,33 @@ vocis_status vx_weights_keep(const vx_weights *cw, const void *src, int kind, vo
     return VOCIS_OK;
 }
 
-void vx_weights_release(const vx_weights *w, const void *data, size_t bytes) {
-    const uint8_t *p = data;
+/* The file whose mapping holds [data, data + bytes), or NULL. */
+static const vx_st_file *mapping_of(const vx_weights *w, const void *data, size_t bytes) {
+    const uintptr_t p = (uintptr_t)data;
     for (int i = 0; w && i < w->nfiles; i++) {
         const vx_st_file *f = w->files[i];
-        if (!f->map || p < f->base || p + bytes > f->base + f->size) continue;
-        /* only whole pages inside the span: neighbours keep theirs */
-        uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-        uintptr_t a = ((uintptr_t)p + pg - 1) / pg * pg, b = ((uintptr_t)p + bytes) / pg * pg;
-        if (a < b) madvise((void *)a, b - a, MADV_DONTNEED);
-        return;
+        const uintptr_t base = (uintptr_t)f->base;
+        if (f->map && p >= base && bytes <= f->size && p - base <= f->size - bytes) return f;
     }
+    return NULL;
+}
+
+void vx_weights_release(const vx_weights *w, const void *data, size_t bytes) {
+    if (!mapping_of(w, data, bytes)) return;
+    /* only whole pages inside the span: neighbours keep theirs */
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = ((uintptr_t)data + pg - 1) / pg * pg, b = ((uintptr_t)data + bytes) / pg * pg;
+    if (a < b) madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+int vx_weights_mapped(const vx_weights *w, const void *data, size_t bytes) {
+    return mapping_of(w, data, bytes) != NULL;
+}
+
+const char *vx_weights_name_at(const vx_weights *w, const void *data) {
+    for (int i = 0; w && i < w->count; i++)
+        if (w->refs[i].t->data == data) return w->refs[i].name;
+    return NULL;
 }
 
 const char *vx_weights_path(const vx_weights *w) { return w->path; }

@@ -59,6 +59,11 @@ vocis_status vx_weights_keep(const vx_weights *w, const void *src, int kind, voi
 /* Drops the resident pages of a mapped span that was converted (they read
  * back from the file if touched again); no-op for data not in a file map. */
 void vx_weights_release(const vx_weights *w, const void *data, size_t bytes);
+/* 1 when [data, data + bytes) lies in one of the set's file mappings (the
+ * memory vx_weights_release can drop), else 0. */
+int vx_weights_mapped(const vx_weights *w, const void *data, size_t bytes);
+/* The name of the tensor whose data starts at `data`, or NULL (for messages). */
+const char *vx_weights_name_at(const vx_weights *w, const void *data);
 
 #define VX_DT(t) (1u << (t))
 #define VX_FLOATS (VX_DT(VX_F32) | VX_DT(VX_F16) | VX_DT(VX_BF16))

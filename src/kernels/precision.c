@@ -304,14 +304,38 @@ static vocis_status to_q8(const vx_weights *w, vx_mat *m, vx_err *err) {
     return VOCIS_OK;
 }
 
+/* A matrix used as stored (precision.h, step 2b): copied out of the file
+ * mapping when it fills at least one huge page. */
+static vocis_status to_streamed(const vx_weights *w, vx_mat *m, vx_err *err) {
+    if (m->dtype != VX_F32 && m->dtype != VX_F16 && m->dtype != VX_BF16) return VOCIS_OK;
+    const size_t bytes = (size_t)m->rows * (size_t)m->cols * vx_dtype_size(m->dtype);
+    if (bytes < VX_HUGE_PAGE_BYTES || !vx_weights_mapped(w, m->data, bytes)) return VOCIS_OK;
+    void *c = vx_weights_converted(w, m->data, m->dtype);
+    if (!c) {
+        /* out of memory: the mapping serves as before (slower, but its pages can be
+         * evicted where a copy's cannot), so a tight machine loads what it loaded before */
+        if (!(c = vx_copy_streamed(m->data, bytes, vx_default_threads()))) return VOCIS_OK;
+        if (vx_weights_keep(w, m->data, m->dtype, c, err) != VOCIS_OK) {
+            const char *name = vx_weights_name_at(w, m->data);
+            return vx_errctx(err, "tensor '%s'", name ? name : "?");
+        }
+        vx_weights_release(w, m->data, bytes);
+    }
+    m->data = c;
+    return VOCIS_OK;
+}
+
 vocis_status vx_weights_mat_policy(const vx_weights *w, vx_mat *m, int role, vx_err *err) {
+    const int repacked = role & VX_W_REPACKED;
+    role &= ~VX_W_REPACKED;
     int p = vx_weights_precision(w);
     if (p == VX_PREC_Q8 && role == VX_W_TF_LINEAR && m->rows > 0 && m->cols > 0 &&
         (m->dtype == VX_F32 || m->dtype == VX_F16 || m->dtype == VX_BF16))
         return to_q8(w, m, err);
     if (p == VX_PREC_BF16 || p == VX_PREC_Q8) m->act_bf16 = 1;
-    if ((p != VX_PREC_BF16 && p != VX_PREC_Q8) || m->dtype != VX_F32 || m->rows <= 0 || m->cols <= 0)
-        return VOCIS_OK;
+    if (m->rows <= 0 || m->cols <= 0) return VOCIS_OK;
+    if ((p != VX_PREC_BF16 && p != VX_PREC_Q8) || m->dtype != VX_F32)
+        return repacked ? VOCIS_OK : to_streamed(w, m, err);
     size_t n = (size_t)m->rows * (size_t)m->cols;
     uint16_t *c = vx_weights_converted(w, m->data, VX_BF16);
     if (!c) {

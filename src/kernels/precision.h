@@ -25,6 +25,12 @@
  *      vx_weights_close), and the resident pages of the F32 original are
  *      dropped, so no F32 copy lingers and peak memory stays at the
  *      converted size. The same tensor converted twice shares one copy.
+ *   2b. A matrix of at least VX_HUGE_PAGE_BYTES used in its stored dtype
+ *      (exact mode; BF16/F16 ones in the fast modes) is copied the same way,
+ *      once, out of the file mapping into huge pages (base/hugemem.h): the
+ *      decode kernels stream it every step, and the mapping's 4 KiB pages
+ *      cost a TLB miss each. Smaller matrices and data outside a file
+ *      mapping (in-memory sets, torch checkpoints) stay where they are.
  *   3. Embedding tables (row gathers), norms, biases and other vectors stay
  *      as they are: they cost no bandwidth worth saving.
  *   A loader that repacks a matrix into its own buffer calls
@@ -77,6 +83,10 @@ vocis_status vx_precision_check(int p, vx_err *err);
  * read it (a loader that transposes calls the policy with VX_W_MATRIX and
  * quantizes its repacked copy with vx_q8_quantize). */
 enum { VX_W_MATRIX = 0, VX_W_TF_LINEAR = 1 };
+/* Or'ed into the role by a loader that repacks the policy's result into a
+ * buffer of its own: a matrix used as stored then stays in the file mapping
+ * (step 2b above would only add a copy that nothing reads). */
+enum { VX_W_REPACKED = 0x100 };
 
 /* Applies w's policy to a view m of one of w's tensors (see above). */
 vocis_status vx_weights_mat_policy(const vx_weights *w, vx_mat *m, int role, vx_err *err);

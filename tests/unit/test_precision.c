@@ -1,10 +1,12 @@
 /* Precision policy: the f32 → bf16 conversion kernel at every ISA level
  * against the scalar reference (odd sizes, tails, special values), and the
  * load-time conversion of a weight set (kernels/precision.h). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/hugemem.h"
 #include "io/safetensors.h"
 #include "kernels/isa.h"
 #include "kernels/precision.h"
@@ -150,10 +152,84 @@ static void test_weights(void) {
     free(a);
 }
 
+/* Matrices used as stored (precision.h, step 2b): one of at least a huge page
+ * is copied out of the file mapping, keeps its values, is shared by two views
+ * and is left mapped when the loader repacks it; a small one stays mapped. A
+ * bf16-stored matrix is copied under the bf16 policy too. */
+static void test_streamed_copy(void) {
+    char dir[] = "/tmp/vocis_prec_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char path[300];
+    snprintf(path, sizeof path, "%s/big.safetensors", dir);
+    const int64_t R = 515, C = 1031; /* 2.03 MiB of f32: one whole huge page and a tail */
+    const int64_t RB = 1031, CB = 1027; /* 2.02 MiB of bf16 */
+    const int64_t RS = 37, CS = 301;  /* 44 KiB */
+    float *a = malloc(sizeof(float) * (size_t)(R * C));
+    uint16_t *b = malloc(sizeof(uint16_t) * (size_t)(RB * CB));
+    tl_fill_random(a, (size_t)(R * C), 11);
+    for (int64_t i = 0; i < RB * CB; i++) b[i] = vx_f32_to_bf16(a[i % (R * C)] * 3.0f);
+    CHECK(sizeof(float) * (size_t)(R * C) >= VX_HUGE_PAGE_BYTES && sizeof(uint16_t) * (size_t)(RB * CB) >= VX_HUGE_PAGE_BYTES);
+    vx_err err = {0};
+    vx_st_writer *wr = vx_st_writer_new();
+    CHECK(vx_st_writer_add(wr, "big", VX_F32, 2, (const int64_t[]){R, C}, a, &err) == VOCIS_OK);
+    CHECK(vx_st_writer_add(wr, "big16", VX_BF16, 2, (const int64_t[]){RB, CB}, b, &err) == VOCIS_OK);
+    CHECK(vx_st_writer_add(wr, "small", VX_F32, 2, (const int64_t[]){RS, CS}, a, &err) == VOCIS_OK);
+    CHECK(vx_st_writer_add(wr, "packed", VX_F32, 2, (const int64_t[]){R, C}, a, &err) == VOCIS_OK);
+    CHECK(vx_st_writer_save(wr, path, &err) == VOCIS_OK);
+    vx_st_writer_free(wr);
+    for (int p = VX_PREC_DEFAULT; p <= VX_PREC_BF16; p++) {
+        vx_weights *w;
+        if (vx_weights_open(path, &w, &err) != VOCIS_OK) {
+            CHECK_MSG(0, "%s", err.msg);
+            continue;
+        }
+        if (p) vx_weights_set_precision(w, p);
+        const vx_tensor *tb = vx_weights_find(w, "big", NULL), *t16 = vx_weights_find(w, "big16", NULL);
+        const vx_tensor *ts = vx_weights_find(w, "small", NULL), *tp = vx_weights_find(w, "packed", NULL);
+        CHECK(vx_weights_mapped(w, tb->data, sizeof(float) * (size_t)(R * C)));
+        vx_mat m, m2, m16, ms, mp;
+        CHECK(vx_weights_linear(w, "big", R, C, &m, &err) == VOCIS_OK);
+        CHECK(vx_weights_mat(w, "big", R, C, &m2, &err) == VOCIS_OK);
+        CHECK(vx_weights_mat(w, "big16", RB, CB, &m16, &err) == VOCIS_OK);
+        CHECK(vx_weights_mat(w, "small", RS, CS, &ms, &err) == VOCIS_OK);
+        mp = vx_mat_of(tp);
+        CHECK(vx_weights_mat_policy(w, &mp, VX_W_TF_LINEAR | VX_W_REPACKED, &err) == VOCIS_OK);
+        CHECK(m2.data == m.data); /* two views of one tensor: one copy */
+        CHECK(m16.dtype == VX_BF16 && m16.data != t16->data && !vx_weights_mapped(w, m16.data, 2));
+        CHECK((uintptr_t)m16.data % VX_HUGE_PAGE_BYTES == 0);
+        CHECK(memcmp(m16.data, b, sizeof(uint16_t) * (size_t)(RB * CB)) == 0);
+        CHECK_MSG(memcmp(t16->data, b, sizeof(uint16_t) * (size_t)(RB * CB)) == 0, "file tensor after release");
+        if (p == VX_PREC_BF16) {
+            CHECK(m.dtype == VX_BF16 && mp.dtype == VX_BF16 && ms.dtype == VX_BF16); /* converted, as before */
+        } else {
+            CHECK(m.dtype == VX_F32 && m.data != tb->data && !vx_weights_mapped(w, m.data, 4));
+            CHECK((uintptr_t)m.data % VX_HUGE_PAGE_BYTES == 0);
+            CHECK(memcmp(m.data, a, sizeof(float) * (size_t)(R * C)) == 0);
+            CHECK(memcmp(tb->data, a, sizeof(float) * (size_t)(R * C)) == 0); /* the file reads back intact */
+            CHECK(ms.dtype == VX_F32 && ms.data == ts->data);                   /* too small: mapped */
+            CHECK(mp.dtype == VX_F32 && mp.data == tp->data);                   /* repacked by its loader */
+        }
+        vx_weights_close(w);
+    }
+    /* a set whose data is not a file mapping keeps its views (nothing could be dropped) */
+    vx_tensor view = {.dtype = VX_F32, .ndim = 2, .shape = {R, C}, .data = a};
+    vx_weights *w;
+    CHECK(vx_weights_from_views("views", 1, (const char *const[]){"big"}, &view, NULL, NULL, &w, &err) == VOCIS_OK);
+    vx_mat m;
+    CHECK(vx_weights_mat(w, "big", R, C, &m, &err) == VOCIS_OK);
+    CHECK(m.data == a && !vx_weights_mapped(w, a, 4));
+    vx_weights_close(w);
+    unlink(path);
+    rmdir(dir);
+    free(a);
+    free(b);
+}
+
 int main(int argc, char **argv) {
     (void)argc, (void)argv;
     test_convert();
     test_names();
     test_weights();
+    test_streamed_copy();
     return tl_finish("test_precision");
 }

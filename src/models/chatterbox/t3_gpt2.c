@@ -75,7 +75,7 @@ static vocis_status conv1d(vx_t3_gpt2 *t, const vx_weights *w, const char *name,
     /* q8 blocks run along a row of the [out, in] matrix: the policy gives bf16
      * for the [in, out] view, and the repacked copy is quantized */
     const int q8 = vx_weights_precision(w) == VX_PREC_Q8;
-    VX_TRY(vx_weights_mat_policy(w, &view, q8 ? VX_W_MATRIX : VX_W_TF_LINEAR, err));
+    VX_TRY(vx_weights_mat_policy(w, &view, (q8 ? VX_W_MATRIX : VX_W_TF_LINEAR) | VX_W_REPACKED, err));
     const size_t es = vx_dtype_size(view.dtype);
     char *p = q8 ? malloc(es * (size_t)(in * out)) : own(t, malloc(es * (size_t)(in * out)));
     if (!p) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (%s)", name);
