@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/pool.h"
 #include "kernels/isa.h"
 #include "kernels/precision.h"
 #include "kernels/xquant.h"
@@ -278,70 +277,8 @@ static void q4_stream(int kern, const xq8 *X, int64_t m0, float *y, int64_t M, c
     }
 }
 
-/* Streaming on the pool, split as vx_linear_split says (isa.h), like linear_chunk (matmul.c). */
-typedef struct {
-    int kern;
-    const xq8 *X;
-    float *y;
-    int64_t M;
-    const vx_mat *W;
-    const float *bias;
-    vx_linear_split split;
-} q4_job;
-
-static void q4_chunk(void *ctx, int64_t c) {
-    const q4_job *j = ctx;
-    const int64_t N = j->W->rows;
-    int64_t a, b;
-    vx_linear_split_span(&j->split, c, &a, &b);
-    if (j->split.by_rows)
-        q4_stream(j->kern, j->X, a, j->y + a * N, b - a, j->W, j->bias, 0, N);
-    else
-        q4_stream(j->kern, j->X, 0, j->y, j->M, j->W, j->bias, a, b);
-}
-
-/* Without memory for the quantized x rows: one weight at a time, f32 activations. */
-static void q4_nomem(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias) {
-    const int64_t K = W->cols, N = W->rows;
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t m = 0; m < M; m++) {
-            float acc = 0;
-            for (int64_t k = 0; k < K; k++) {
-                int q;
-                float sw;
-                vx_q4_weight(W, n, k, &q, &sw);
-                acc += x[m * K + k] * ((float)q * sw);
-            }
-            y[m * N + n] = acc + (bias ? bias[n] : 0.0f);
-        }
-}
-
 void vx_linear_q4_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
                       int nthreads) {
-    const int64_t K = W->cols, N = W->rows;
-    if (M <= 0 || N <= 0) return;
-    if (nthreads < 1) nthreads = 1;
-    if (isa > vx_cpu_isa()) isa = vx_cpu_isa();
-    if (isa < VX_ISA_SCALAR) isa = VX_ISA_SCALAR;
-    if (K == 0) {
-        for (int64_t m = 0; m < M; m++)
-            for (int64_t n = 0; n < N; n++) y[m * N + n] = bias ? bias[n] : 0.0f;
-        return;
-    }
-    xq8 X;
-    void *xbuf = vx_xq8_alloc(&X, M, K);
-    if (!xbuf) {
-        q4_nomem(y, x, M, W, bias);
-        return;
-    }
-    vx_xq8_fill(isa, 1, &X, x, M, K);
-    const int kern = isa >= VX_ISA_AVX512 && vx_cpu_has_vnni() ? 2 : isa >= VX_ISA_AVX2 ? 1 : 0;
-    if ((double)M * N * K < (1 << 18)) nthreads = 1;
-    if (nthreads == 1) {
-        q4_stream(kern, &X, 0, y, M, W, bias, 0, N);
-    } else {
-        q4_job j = {kern, &X, y, M, W, bias, vx_linear_split_of(M, N, nthreads)};
-        vx_pool_run(nthreads, j.split.chunks, q4_chunk, &j);
-    }
-    free(xbuf);
+    if (vx_xq8_prologue(&isa, y, M, W, bias, &nthreads)) return;
+    vx_xq8_linear(isa, 1, q4_stream, vx_q4_weight, y, x, M, W, bias, nthreads);
 }

@@ -608,8 +608,11 @@ static int q8_panels(int isa, float *y, const float *x, int64_t M, const vx_mat 
     return 1;
 }
 
+/* ---- the few-row driver shared by the integer formats (xquant.h) ---- */
+
 /* Streaming on the pool, split as vx_linear_split says (isa.h), like linear_chunk (matmul.c). */
 typedef struct {
+    vx_xq8_stream_fn stream;
     int kern;
     const xq8 *X;
     float *y;
@@ -617,21 +620,22 @@ typedef struct {
     const vx_mat *W;
     const float *bias;
     vx_linear_split split;
-} q8_job;
+} xq8_job;
 
-static void q8_chunk(void *ctx, int64_t c) {
-    const q8_job *j = ctx;
+static void xq8_chunk(void *ctx, int64_t c) {
+    const xq8_job *j = ctx;
     const int64_t N = j->W->rows;
     int64_t a, b;
     vx_linear_split_span(&j->split, c, &a, &b);
     if (j->split.by_rows)
-        q8_stream(j->kern, j->X, a, j->y + a * N, b - a, j->W, j->bias, 0, N);
+        j->stream(j->kern, j->X, a, j->y + a * N, b - a, j->W, j->bias, 0, N);
     else
-        q8_stream(j->kern, j->X, 0, j->y, j->M, j->W, j->bias, a, b);
+        j->stream(j->kern, j->X, 0, j->y, j->M, j->W, j->bias, a, b);
 }
 
-/* Without scratch memory: one weight at a time, f32 activations. */
-static void q8_nomem(float *y, const float *x, int64_t M, const vx_mat *W, const float *bias) {
+/* Without memory for the quantized x rows: one weight at a time, f32 activations. */
+static void xq8_nomem(vx_xq8_weight_fn weight, float *y, const float *x, int64_t M, const vx_mat *W,
+                      const float *bias) {
     const int64_t K = W->cols, N = W->rows;
     for (int64_t n = 0; n < N; n++)
         for (int64_t m = 0; m < M; m++) {
@@ -639,41 +643,51 @@ static void q8_nomem(float *y, const float *x, int64_t M, const vx_mat *W, const
             for (int64_t k = 0; k < K; k++) {
                 int q;
                 float sw;
-                vx_q8_weight(W, n, k, &q, &sw);
+                weight(W, n, k, &q, &sw);
                 acc += x[m * K + k] * ((float)q * sw);
             }
             y[m * N + n] = acc + (bias ? bias[n] : 0.0f);
         }
 }
 
-void vx_linear_q8_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
-                      int nthreads) {
+int vx_xq8_prologue(int *isa, float *y, int64_t M, const vx_mat *W, const float *bias, int *nthreads) {
     const int64_t K = W->cols, N = W->rows;
-    if (M <= 0 || N <= 0) return;
-    if (nthreads < 1) nthreads = 1;
-    if (isa > vx_cpu_isa()) isa = vx_cpu_isa();
-    if (isa < VX_ISA_SCALAR) isa = VX_ISA_SCALAR;
+    if (M <= 0 || N <= 0) return 1;
+    if (*nthreads < 1) *nthreads = 1;
+    if (*isa > vx_cpu_isa()) *isa = vx_cpu_isa();
+    if (*isa < VX_ISA_SCALAR) *isa = VX_ISA_SCALAR;
     if (K == 0) {
         for (int64_t m = 0; m < M; m++)
             for (int64_t n = 0; n < N; n++) y[m * N + n] = bias ? bias[n] : 0.0f;
-        return;
+        return 1;
     }
-    if (M >= Q8_PANEL_MIN_M && q8_panels(isa, y, x, M, W, bias, nthreads)) return;
+    return 0;
+}
+
+void vx_xq8_linear(int isa, int xparts, vx_xq8_stream_fn stream, vx_xq8_weight_fn weight, float *y, const float *x,
+                   int64_t M, const vx_mat *W, const float *bias, int nthreads) {
+    const int64_t K = W->cols, N = W->rows;
     xq8 X;
     void *xbuf = vx_xq8_alloc(&X, M, K);
-    if (!xbuf) { /* no memory for the quantized rows: dequantize on the fly */
-        q8_nomem(y, x, M, W, bias);
+    if (!xbuf) {
+        xq8_nomem(weight, y, x, M, W, bias);
         return;
     }
-    vx_xq8_fill(isa, q8_xparts(W), &X, x, M, K);
+    vx_xq8_fill(isa, xparts, &X, x, M, K);
     const int kern = isa >= VX_ISA_AVX512 && vx_cpu_has_vnni() ? 2 : isa >= VX_ISA_AVX2 ? 1 : 0;
     if ((double)M * N * K < (1 << 18)) nthreads = 1;
     if (nthreads == 1) {
-        q8_stream(kern, &X, 0, y, M, W, bias, 0, N);
-        free(xbuf);
-        return;
+        stream(kern, &X, 0, y, M, W, bias, 0, N);
+    } else {
+        xq8_job j = {stream, kern, &X, y, M, W, bias, vx_linear_split_of(M, N, nthreads)};
+        vx_pool_run(nthreads, j.split.chunks, xq8_chunk, &j);
     }
-    q8_job j = {kern, &X, y, M, W, bias, vx_linear_split_of(M, N, nthreads)};
-    vx_pool_run(nthreads, j.split.chunks, q8_chunk, &j);
     free(xbuf);
+}
+
+void vx_linear_q8_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
+                      int nthreads) {
+    if (vx_xq8_prologue(&isa, y, M, W, bias, &nthreads)) return;
+    if (M >= Q8_PANEL_MIN_M && q8_panels(isa, y, x, M, W, bias, nthreads)) return;
+    vx_xq8_linear(isa, q8_xparts(W), q8_stream, vx_q8_weight, y, x, M, W, bias, nthreads);
 }

@@ -29,6 +29,22 @@ typedef struct {
 void *vx_xq8_alloc(xq8 *X, int64_t M, int64_t K);
 /* Quantizes M rows of x (K each) into X in xparts (1 or 2) parts; the same bits at every level. */
 void vx_xq8_fill(int isa, int xparts, xq8 *X, const float *x, int64_t M, int64_t K);
+/* One thread's share of an integer few-row product: y[:, n0:n1] for M x rows
+ * from row m0 of X, with kernel level kern (0 scalar, 1 AVX2, 2 VNNI). */
+typedef void (*vx_xq8_stream_fn)(int kern, const xq8 *X, int64_t m0, float *y, int64_t M, const vx_mat *W,
+                                 const float *bias, int64_t n0, int64_t n1);
+/* Weight [r][k] of the format as code and block scale (vx_q8_weight, vx_q4_weight). */
+typedef void (*vx_xq8_weight_fn)(const vx_mat *W, int64_t r, int64_t k, int *q, float *scale);
+/* The shared start of the integer vx_linear entries: clamps isa and nthreads
+ * and returns 1 when nothing is left to compute (no rows or columns; K = 0
+ * writes the bias). */
+int vx_xq8_prologue(int *isa, float *y, int64_t M, const vx_mat *W, const float *bias, int *nthreads);
+/* Quantizes the x rows in xparts parts once, then runs stream over the N
+ * columns on the pool as vx_linear_split says (one thread below ~1 MFLOP);
+ * without memory for the codes, one weight at a time through weight() with
+ * f32 activations. */
+void vx_xq8_linear(int isa, int xparts, vx_xq8_stream_fn stream, vx_xq8_weight_fn weight, float *y, const float *x,
+                   int64_t M, const vx_mat *W, const float *bias, int nthreads);
 /* vx_linear_isa for VX_Q4 weights (matmul_q4.c); vx_linear_isa calls it. */
 void vx_linear_q4_isa(int isa, float *y, const float *x, int64_t M, const vx_mat *W, const float *bias,
                       int nthreads);
