@@ -162,29 +162,38 @@ static void q8_row(uint8_t *d, const void *src, vx_dtype dt, int64_t n) {
     }
 }
 
+/* A whole matrix, row by row with row(), into the format's buffer: its
+ * 64-byte vx_q8 header, then rows of row_bytes(cols) bytes; threaded over rows. */
 typedef struct {
     uint8_t *rows;
     const vx_mat *src;
-} q8_job;
+    void (*row)(uint8_t *d, const void *src, vx_dtype dt, int64_t n);
+    int64_t row_bytes;
+} quant_job;
 
-static void q8_rows(void *ctx, int64_t r0, int64_t r1) {
-    const q8_job *j = ctx;
-    const int64_t C = j->src->cols, RS = vx_q8_row_bytes(C);
+static void quant_rows(void *ctx, int64_t r0, int64_t r1) {
+    const quant_job *j = ctx;
+    const int64_t C = j->src->cols;
     const size_t es = vx_dtype_size(j->src->dtype);
     for (int64_t r = r0; r < r1; r++)
-        q8_row(j->rows + r * RS, (const char *)j->src->data + (size_t)r * (size_t)C * es, j->src->dtype, C);
+        j->row(j->rows + r * j->row_bytes, (const char *)j->src->data + (size_t)r * (size_t)C * es, j->src->dtype, C);
 }
 
-vx_mat vx_q8_quantize(void *buf, const vx_mat *src, int nthreads) {
+static vx_mat quantize_matrix(void *buf, const vx_mat *src, vx_dtype dt, int64_t row_bytes,
+                              void (*row)(uint8_t *, const void *, vx_dtype, int64_t), int nthreads) {
     const int64_t R = src->rows, C = src->cols;
     vx_q8 *h = buf;
     uint8_t *rows = (uint8_t *)buf + 64;
     h->q = (const int8_t *)rows;
     h->scale = NULL;
     if ((double)R * C < (1 << 20)) nthreads = 1;
-    q8_job j = {rows, src};
-    vx_pool_for(nthreads, R, 1, q8_rows, &j);
-    return (vx_mat){.dtype = VX_Q8, .rows = R, .cols = C, .data = buf};
+    quant_job j = {rows, src, row, row_bytes};
+    vx_pool_for(nthreads, R, 1, quant_rows, &j);
+    return (vx_mat){.dtype = dt, .rows = R, .cols = C, .data = buf};
+}
+
+vx_mat vx_q8_quantize(void *buf, const vx_mat *src, int nthreads) {
+    return quantize_matrix(buf, src, VX_Q8, vx_q8_row_bytes(src->cols), q8_row, nthreads);
 }
 
 void vx_q8_weight(const vx_mat *W, int64_t r, int64_t k, int *q, float *scale) {
@@ -240,24 +249,8 @@ static void q4_row(uint8_t *d, const void *src, vx_dtype dt, int64_t n) {
     }
 }
 
-static void q4_rows(void *ctx, int64_t r0, int64_t r1) {
-    const q8_job *j = ctx;
-    const int64_t C = j->src->cols, RS = vx_q4_row_bytes(C);
-    const size_t es = vx_dtype_size(j->src->dtype);
-    for (int64_t r = r0; r < r1; r++)
-        q4_row(j->rows + r * RS, (const char *)j->src->data + (size_t)r * (size_t)C * es, j->src->dtype, C);
-}
-
 vx_mat vx_q4_quantize(void *buf, const vx_mat *src, int nthreads) {
-    const int64_t R = src->rows, C = src->cols;
-    vx_q8 *h = buf;
-    uint8_t *rows = (uint8_t *)buf + 64;
-    h->q = (const int8_t *)rows;
-    h->scale = NULL;
-    if ((double)R * C < (1 << 20)) nthreads = 1;
-    q8_job j = {rows, src};
-    vx_pool_for(nthreads, R, 1, q4_rows, &j);
-    return (vx_mat){.dtype = VX_Q4, .rows = R, .cols = C, .data = buf};
+    return quantize_matrix(buf, src, VX_Q4, vx_q4_row_bytes(src->cols), q4_row, nthreads);
 }
 
 void vx_q4_weight(const vx_mat *W, int64_t r, int64_t k, int *q, float *scale) {
