@@ -232,89 +232,71 @@ void vx_gpt2_kv_free(vx_gpt2_kv *kv) {
     memset(kv, 0, sizeof *kv);
 }
 
-vocis_status vx_t3_gpt2_forward(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, float *record, int nthreads,
-                                vx_err *err) {
+/* n positions continuing the cache. steps = 0: as one batch (prefill, plain
+ * decode). steps = 1: each position's arithmetic is that of its own
+ * one-position forward (speculative verify): the linears through
+ * vx_linear_rows (row-exact for any count), the activation row by row (its
+ * vector body and scalar tail split a row differently than n rows), and one
+ * nq = 1 attention per position over the keys up to it (vx_attention's paths
+ * depend on nq: key splits below 4 rows, blocked or GEMM kernels from 16),
+ * all in one pool region. LayerNorm and the residual adds are per element
+ * or row either way. */
+static vocis_status gpt2_forward(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, float *record, int steps,
+                                 int nthreads, vx_err *err) {
     const int64_t D = t->dim, F = t->ffn, p0 = kv->len;
     if (n <= 0) return VOCIS_OK;
     if (p0 + n > kv->cap)
         return vx_fail(err, VOCIS_E_ARG, "T3 sequence of %lld positions exceeds the %lld positions of the model (wpe)",
                        (long long)(p0 + n), (long long)(kv->cap < t->wpe.rows ? kv->cap : t->wpe.rows));
+    void (*linear)(float *, const float *, int64_t, const vx_mat *, const float *, int) =
+        steps ? vx_linear_rows : vx_linear;
     float *buf = vx_malloc(err, sizeof(float) * (size_t)n * (size_t)(D + 3 * D + 3 * D + F), "T3 scratch");
-    if (!buf) return VOCIS_E_NOMEM;
-    float *h = buf, *qkv = h + n * D, *q = qkv + 3 * n * D, *att = q + n * D, *ff = att + n * D;
-    float *tmp = ff + n * F; /* [n][D] */
-    for (int64_t i = 0; i < n; i++) vx_t3_embed(&t->wpe, p0 + i, x + i * D, 1);
-    for (int l = 0; l < t->n_layers; l++) {
-        const vx_gpt2_layer *ly = &t->layers[l];
-        float *kc = kv->k + (size_t)l * kv->cap * D, *vc = kv->v + (size_t)l * kv->cap * D;
-        vx_layernorm(h, x, ly->ln1_w, ly->ln1_b, n, D, t->eps);
-        vx_linear(qkv, h, n, &ly->attn, ly->attn_b, nthreads);
-        for (int64_t i = 0; i < n; i++) {
-            memcpy(q + i * D, qkv + i * 3 * D, sizeof(float) * (size_t)D);
-            memcpy(kc + (p0 + i) * D, qkv + i * 3 * D + D, sizeof(float) * (size_t)D);
-            memcpy(vc + (p0 + i) * D, qkv + i * 3 * D + 2 * D, sizeof(float) * (size_t)D);
-        }
-        vx_attention(att, q, kc, vc, n, p0 + n, t->n_heads, t->n_heads, t->head_dim, D,
-                     1.0f / sqrtf((float)t->head_dim), 1, nthreads);
-        vx_linear(tmp, att, n, &ly->proj, ly->proj_b, nthreads);
-        vx_add(x, tmp, n * D);
-        vx_layernorm(h, x, ly->ln2_w, ly->ln2_b, n, D, t->eps);
-        vx_linear(ff, h, n, &ly->fc, ly->fc_b, nthreads);
-        vx_gelu_tanh(ff, n * F);
-        vx_linear(tmp, ff, n, &ly->fc_proj, ly->fc_proj_b, nthreads);
-        vx_add(x, tmp, n * D);
-        if (record) memcpy(record + (size_t)l * n * D, x, sizeof(float) * (size_t)(n * D));
-    }
-    kv->len += n;
-    free(buf);
-    return VOCIS_OK;
-}
-
-/* Each position's arithmetic is that of its own one-position forward: the
- * linears through vx_linear_rows (row-exact for any count), the row-wise ops
- * row by row, and one nq = 1 attention per position over the keys up to it
- * (vx_attention's paths depend on nq: key splits below 4 rows, blocked or
- * GEMM kernels from 16), all in one pool region. */
-vocis_status vx_t3_gpt2_forward_steps(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, int nthreads,
-                                      vx_err *err) {
-    const int64_t D = t->dim, F = t->ffn, p0 = kv->len;
-    if (n <= 0) return VOCIS_OK;
-    if (p0 + n > kv->cap)
-        return vx_fail(err, VOCIS_E_ARG, "T3 sequence of %lld positions exceeds the %lld positions of the model (wpe)",
-                       (long long)(p0 + n), (long long)(kv->cap < t->wpe.rows ? kv->cap : t->wpe.rows));
-    float *buf = vx_malloc(err, sizeof(float) * (size_t)n * (size_t)(D + 3 * D + 3 * D + F), "T3 scratch");
-    vx_attn_seq *seq = vx_malloc(err, sizeof *seq * (size_t)n, "T3 attention rows");
-    if (!buf || !seq) {
+    vx_attn_seq *seq = steps ? vx_malloc(err, sizeof *seq * (size_t)n, "T3 attention rows") : NULL;
+    if (!buf || (steps && !seq)) {
         free(buf), free(seq);
         return VOCIS_E_NOMEM;
     }
     float *h = buf, *qkv = h + n * D, *q = qkv + 3 * n * D, *att = q + n * D, *ff = att + n * D;
     float *tmp = ff + n * F; /* [n][D] */
+    const float scale = 1.0f / sqrtf((float)t->head_dim);
     for (int64_t i = 0; i < n; i++) vx_t3_embed(&t->wpe, p0 + i, x + i * D, 1);
     for (int l = 0; l < t->n_layers; l++) {
         const vx_gpt2_layer *ly = &t->layers[l];
         float *kc = kv->k + (size_t)l * kv->cap * D, *vc = kv->v + (size_t)l * kv->cap * D;
-        for (int64_t i = 0; i < n; i++) vx_layernorm(h + i * D, x + i * D, ly->ln1_w, ly->ln1_b, 1, D, t->eps);
-        vx_linear_rows(qkv, h, n, &ly->attn, ly->attn_b, nthreads);
+        vx_layernorm(h, x, ly->ln1_w, ly->ln1_b, n, D, t->eps);
+        linear(qkv, h, n, &ly->attn, ly->attn_b, nthreads);
         for (int64_t i = 0; i < n; i++) {
             memcpy(q + i * D, qkv + i * 3 * D, sizeof(float) * (size_t)D);
             memcpy(kc + (p0 + i) * D, qkv + i * 3 * D + D, sizeof(float) * (size_t)D);
             memcpy(vc + (p0 + i) * D, qkv + i * 3 * D + 2 * D, sizeof(float) * (size_t)D);
-            seq[i] = (vx_attn_seq){att + i * D, q + i * D, kc, vc, p0 + i + 1};
+            if (steps) seq[i] = (vx_attn_seq){att + i * D, q + i * D, kc, vc, p0 + i + 1};
         }
-        vx_attention_kv_seqs(seq, (int)n, VX_F32, 1, t->n_heads, t->n_heads, t->head_dim, D,
-                             1.0f / sqrtf((float)t->head_dim), 1, nthreads);
-        vx_linear_rows(tmp, att, n, &ly->proj, ly->proj_b, nthreads);
-        for (int64_t i = 0; i < n; i++) vx_add(x + i * D, tmp + i * D, D);
-        for (int64_t i = 0; i < n; i++) vx_layernorm(h + i * D, x + i * D, ly->ln2_w, ly->ln2_b, 1, D, t->eps);
-        vx_linear_rows(ff, h, n, &ly->fc, ly->fc_b, nthreads);
-        for (int64_t i = 0; i < n; i++) vx_gelu_tanh(ff + i * F, F);
-        vx_linear_rows(tmp, ff, n, &ly->fc_proj, ly->fc_proj_b, nthreads);
-        for (int64_t i = 0; i < n; i++) vx_add(x + i * D, tmp + i * D, D);
+        if (steps)
+            vx_attention_kv_seqs(seq, (int)n, VX_F32, 1, t->n_heads, t->n_heads, t->head_dim, D, scale, 1, nthreads);
+        else
+            vx_attention(att, q, kc, vc, n, p0 + n, t->n_heads, t->n_heads, t->head_dim, D, scale, 1, nthreads);
+        linear(tmp, att, n, &ly->proj, ly->proj_b, nthreads);
+        vx_add(x, tmp, n * D);
+        vx_layernorm(h, x, ly->ln2_w, ly->ln2_b, n, D, t->eps);
+        linear(ff, h, n, &ly->fc, ly->fc_b, nthreads);
+        for (int64_t i = 0; i < (steps ? n : 1); i++) vx_gelu_tanh(ff + i * F, steps ? F : n * F);
+        linear(tmp, ff, n, &ly->fc_proj, ly->fc_proj_b, nthreads);
+        vx_add(x, tmp, n * D);
+        if (record) memcpy(record + (size_t)l * n * D, x, sizeof(float) * (size_t)(n * D));
     }
     kv->len += n;
     free(buf), free(seq);
     return VOCIS_OK;
+}
+
+vocis_status vx_t3_gpt2_forward(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, float *record, int nthreads,
+                                vx_err *err) {
+    return gpt2_forward(t, kv, n, x, record, 0, nthreads, err);
+}
+
+vocis_status vx_t3_gpt2_forward_steps(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, int nthreads,
+                                      vx_err *err) {
+    return gpt2_forward(t, kv, n, x, NULL, 1, nthreads, err);
 }
 
 vocis_status vx_t3_gpt2_logits_rows(const vx_t3_gpt2 *t, const float *h, int64_t n, float *logits, int nthreads,
