@@ -27,17 +27,8 @@ static void test_roundtrip_case(vx_dtype dt, int64_t R, int64_t C) {
     for (int64_t i = 0; i < R * C; i++) w[i] *= (float)(1 + (i / 7) % 5); /* blocks of different ranges */
     if (C >= 40)
         for (int64_t k = 0; k < 32; k++) w[k] = 0; /* an all-zero block */
-    void *src = w;
-    uint16_t *h = NULL;
     float *ref = malloc(sizeof(float) * (size_t)(R * C + 1));
-    if (dt != VX_F32) {
-        h = malloc(sizeof(uint16_t) * (size_t)(R * C + 1));
-        for (int64_t i = 0; i < R * C; i++) h[i] = dt == VX_BF16 ? vx_f32_to_bf16(w[i]) : vx_f32_to_f16(w[i]);
-        vx_to_f32(ref, h, dt, (size_t)(R * C));
-        src = h;
-    } else {
-        memcpy(ref, w, sizeof(float) * (size_t)(R * C));
-    }
+    void *src = tl_store_as(dt, w, (size_t)(R * C), ref);
     vx_mat in = {.dtype = dt, .rows = R, .cols = C, .data = src};
     const size_t bytes = vx_q4_bytes(R, C);
     uint8_t *buf = malloc(bytes);
@@ -83,7 +74,7 @@ static void test_roundtrip_case(vx_dtype dt, int64_t R, int64_t C) {
                           bad == 1 ? "scale != max/7" : bad == 2 ? "value off by more than scale/2"
                                                                : "max does not map to 7");
         }
-    free(buf), free(ref), free(h), free(w);
+    free(buf), free(ref), free(src), free(w);
 }
 
 static void test_roundtrip(void) {

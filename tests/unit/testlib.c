@@ -2,6 +2,9 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "tensor/tensor.h"
 
 int tl_failures = 0;
 const char *tl_data_dir = "tests/data";
@@ -65,4 +68,17 @@ int tl_finish(const char *name) {
     }
     printf("%s: all checks passed\n", name);
     return 0;
+}
+
+void *tl_store_as(int dt, const float *w, size_t n, float *ref) {
+    if (dt == VX_F32) {
+        float *f = malloc(sizeof(float) * (n + 1));
+        if (f) memcpy(f, w, sizeof(float) * n), memcpy(ref, w, sizeof(float) * n);
+        return f;
+    }
+    uint16_t *h = malloc(sizeof(uint16_t) * (n + 1));
+    if (!h) return NULL;
+    for (size_t i = 0; i < n; i++) h[i] = dt == VX_BF16 ? vx_f32_to_bf16(w[i]) : vx_f32_to_f16(w[i]);
+    vx_to_f32(ref, h, (vx_dtype)dt, n);
+    return h;
 }

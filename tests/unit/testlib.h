@@ -42,6 +42,10 @@ void tl_fill_random(float *x, size_t n, unsigned seed);
 /* A new malloc'd array of n such floats (at least one element), each call with the next seed
  * (1, 2, ... per test program); the caller frees it. */
 float *tl_random_floats(size_t n);
+/* w (n floats) stored as dt (VX_F32, VX_BF16 or VX_F16; a tensor.h vx_dtype)
+ * in a malloc'd buffer (n + 1 entries), for a weight view; ref (n floats)
+ * receives the stored values widened back to f32. */
+void *tl_store_as(int dt, const float *w, size_t n, float *ref);
 
 /* Names of the kernel ISA levels (kernels/isa.h VX_ISA_*), for messages. */
 extern const char *const tl_isa_name[3];
