@@ -167,7 +167,7 @@ static vocis_status gpt2_run_once(void *ctx, int tokens, tok_timer *tt, vx_err *
     free(g->tokens);
     g->tokens = NULL;
     return vx_t3_gpt2_generate_ex(g->t, g->spk, g->prompt, g->n_prompt, g->text, g->text_len, &s, &rng, g->threads,
-                                  VX_GPT2_DRAFT_Q8, &g->rep, &g->tokens, &g->n_tokens, err);
+                                  VX_GPT2_DRAFT_QUANT, &g->rep, &g->tokens, &g->n_tokens, err);
 }
 
 /* Speculative decoding against plain decoding in the same process, same seed: plain first (its peak
@@ -189,7 +189,7 @@ static vocis_status gpt2_speculate_reps(gpt2_run *g, int tokens, int reps, doubl
         const bench_stats sp = bench_stats_of(dec, reps), pl = bench_stats_of(dec_plain, reps);
         bench_print_stats("decode_plain", dec_plain, reps, 1, 2, "tokens/s", "%d batch-1 steps each, speculation off",
                           *steps);
-        printf("speculate: %s (draft: q8 linears and speech head, %.0f MiB)\n", vx_spec_name(setting),
+        printf("speculate: %s (draft: quantized linears and speech head, %.0f MiB)\n", vx_spec_name(setting),
                g->t->draft ? g->t->draft->draft_bytes / 1048576.0 : 0.0);
         printf("speedup: %.2f x (median decode / median decode_plain)\n", pl.median > 0 ? sp.median / pl.median : 0);
         printf("accept_rate: %.3f (%lld of %lld proposals, last run)\n", vx_spec_accept_rate(&g->rep),

@@ -176,7 +176,7 @@ static void run_free(run *o) { free(o->tokens), free(o->logits); }
 static int64_t check_same(const vx_t3_gpt2 *t, const request *r, vx_turbo_sampling s, uint64_t seed, int k,
                           int draft, const char *what) {
     s.speculate = VX_SPEC_OFF;
-    run p = generate(t, r, s, seed, VX_GPT2_DRAFT_Q8);
+    run p = generate(t, r, s, seed, VX_GPT2_DRAFT_QUANT);
     s.speculate = k;
     run q = generate(t, r, s, seed, draft);
     const size_t V = (size_t)t->speech_head.rows;
@@ -231,14 +231,14 @@ static void test_generation(const char *folder) {
         const int k = rnd(4) == 0 ? VX_SPEC_AUTO : 1 + (int)rnd(VX_SPEC_KMAX);
         snprintf(what, sizeof what, "%s combo %d (T %g top-k %d top-p %g penalty %g max %d greedy %d k %d)", folder, c,
                  s.temperature, s.top_k, s.top_p, s.repetition_penalty, s.max_new_tokens, s.greedy, k);
-        proposed += check_same(&t, &r, s, seed, k, VX_GPT2_DRAFT_Q8, what);
+        proposed += check_same(&t, &r, s, seed, k, VX_GPT2_DRAFT_QUANT, what);
         if (c % 4 == 0) { /* a stop token that is drawn mid-way: rounds end inside their proposals */
             s.speculate = VX_SPEC_OFF;
-            run p = generate(&t, &r, s, seed, VX_GPT2_DRAFT_Q8);
+            run p = generate(&t, &r, s, seed, VX_GPT2_DRAFT_QUANT);
             const int32_t stop = t.cfg.stop_speech_token;
             if (p.n > 4) t.cfg.stop_speech_token = p.tokens[p.n / 2];
             run_free(&p);
-            check_same(&t, &r, s, seed, k, VX_GPT2_DRAFT_Q8, "mid-way stop token");
+            check_same(&t, &r, s, seed, k, VX_GPT2_DRAFT_QUANT, "mid-way stop token");
             t.cfg.stop_speech_token = stop;
         }
         if (c % 5 == 0) {
@@ -248,7 +248,7 @@ static void test_generation(const char *folder) {
         if (c % 8 == 0) { /* a cancel mid-round */
             cancel_at at = {(int)rnd(20)};
             s.on_token = on_token_cancel, s.user = &at, s.max_new_tokens = 60;
-            check_same(&t, &r, s, seed, 6, VX_GPT2_DRAFT_Q8, "cancel");
+            check_same(&t, &r, s, seed, 6, VX_GPT2_DRAFT_QUANT, "cancel");
         }
     }
     CHECK_MSG(proposed > 0, "%s: the speculative path never ran", folder);

@@ -381,17 +381,18 @@ static void process(const vx_turbo_sampling *s, float *l, int V, const int32_t *
 
 /* ---- speculative decoding's draft ---- */
 
-/* A q8 copy of a matrix in memory the kernels stream (an already-q8 one, the
- * q8 precision mode, is shared). */
+/* The draft's copy of a matrix (vx_draft_quantize: q4, the cheapest few-row
+ * format; precision.h) in memory the kernels stream; an already-q8 one (the
+ * q8 precision mode) is shared. */
 static vocis_status draft_mat(vx_t3_gpt2 *d, const vx_mat *src, vx_mat *out, int nthreads, vx_err *err) {
     if (src->dtype == VX_Q8) {
         *out = *src;
         return VOCIS_OK;
     }
-    const size_t bytes = vx_q8_bytes(src->rows, src->cols);
+    const size_t bytes = vx_draft_bytes(src->rows, src->cols);
     void *buf = own(d, vx_alloc_streamed(bytes));
     if (!buf) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (T3 draft, %zu bytes)", bytes);
-    *out = vx_q8_quantize(buf, src, nthreads);
+    *out = vx_draft_quantize(buf, src, nthreads);
     d->draft_bytes += bytes;
     return VOCIS_OK;
 }
@@ -404,7 +405,7 @@ static void draft_free(vx_t3_gpt2 *d) {
 }
 
 /* The draft: t with the four linears of every block and the speech head in
- * q8, everything else (embeddings, norms, biases) shared with t. The one
+ * the draft format (draft_mat), everything else (embeddings, norms, biases) shared with t. The one
  * place that decides the draft's format. */
 static vocis_status draft_build(const vx_t3_gpt2 *t, vx_t3_gpt2 **out, int nthreads, vx_err *err) {
     vx_t3_gpt2 *d = malloc(sizeof *d);
@@ -575,7 +576,7 @@ vocis_status vx_t3_gpt2_generate(const vx_t3_gpt2 *t, const float *speaker_emb, 
                                  const int32_t *text, int n_text, const vx_turbo_sampling *s, vx_rng *rng,
                                  int nthreads, int32_t **tokens, int *n_tokens, vx_err *err) {
     return vx_t3_gpt2_generate_ex(t, speaker_emb, prompt, n_prompt, text, n_text, s, rng, nthreads,
-                                  VX_GPT2_DRAFT_Q8, NULL, tokens, n_tokens, err);
+                                  VX_GPT2_DRAFT_QUANT, NULL, tokens, n_tokens, err);
 }
 
 vocis_status vx_t3_gpt2_generate_ex(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt,
@@ -605,7 +606,7 @@ vocis_status vx_t3_gpt2_generate_ex(const vx_t3_gpt2 *t, const float *speaker_em
     vx_spec_ctl_init(&ctl, speculate_on(t, s->speculate) ? s->speculate : VX_SPEC_OFF);
     const vx_t3_gpt2 *d = NULL;
     if (ctl.setting != VX_SPEC_OFF) {
-        if (draft_kind != VX_GPT2_DRAFT_Q8) d = t; /* the test drafts: the exact model */
+        if (draft_kind != VX_GPT2_DRAFT_QUANT) d = t; /* the test drafts: the exact model */
         else VX_TRY(draft_of(t, &d, nthreads, err));
     }
     const int64_t xrows = L0 > VX_SPEC_KMAX + 1 ? L0 : VX_SPEC_KMAX + 1;

@@ -120,11 +120,11 @@ vocis_status vx_t3_gpt2_generate(const vx_t3_gpt2 *t, const float *speaker_emb, 
                                  const int32_t *text, int n_text, const vx_turbo_sampling *s, vx_rng *rng,
                                  int nthreads, int32_t **tokens, int *n_tokens, vx_err *err);
 
-/* The draft that vx_t3_gpt2_generate_ex proposes with: the q8 copy of the
- * model (vx_t3_gpt2_generate), or for tests the exact model itself, whose
+/* The draft that vx_t3_gpt2_generate_ex proposes with: the quantized copy of
+ * the model (vx_t3_gpt2_generate; precision.h vx_draft_quantize), or for tests the exact model itself, whose
  * proposals are always right (SAME) or shifted by one token so that they are
  * always wrong (CONTRARY). */
-enum { VX_GPT2_DRAFT_Q8 = 0, VX_GPT2_DRAFT_SAME = 1, VX_GPT2_DRAFT_CONTRARY = 2 };
+enum { VX_GPT2_DRAFT_QUANT = 0, VX_GPT2_DRAFT_SAME = 1, VX_GPT2_DRAFT_CONTRARY = 2 };
 /* vx_t3_gpt2_generate with a chosen draft; report (optional) receives the
  * speculation controller's totals (rounds, proposals, acceptance). */
 vocis_status vx_t3_gpt2_generate_ex(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt,
