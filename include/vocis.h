@@ -185,7 +185,16 @@ typedef struct vocis_t3_options {
     int (*on_token)(void *user, int step, int32_t token);
     void *user;
     int top_k;                /* Turbo/Nano top-k filter: default -1 = the model's (1000); 0 = off; English: unused */
+    /* Self-speculative T3 decoding: a quantized draft of T3 proposes tokens
+     * that the exact T3 checks in one forward. The tokens (and the seed's
+     * reproduction of upstream) are those of plain decoding in every setting;
+     * only the speed changes. VOCIS_SPECULATE_AUTO (0, the default): on for
+     * an exact T3 (precision exact/default), k chosen from the measured
+     * acceptance and costs; VOCIS_SPECULATE_OFF (-1); 1..VOCIS_SPECULATE_MAX:
+     * that many proposals per round, at any precision. */
+    int speculate;
 } vocis_t3_options;
+enum { VOCIS_SPECULATE_OFF = -1, VOCIS_SPECULATE_AUTO = 0, VOCIS_SPECULATE_MAX = 16 };
 
 void vocis_t3_options_default(vocis_t3_options *o);
 

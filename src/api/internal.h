@@ -121,12 +121,11 @@ vocis_status vx_api_turbo_open(vocis_model *m, const vocis_open_options *o);
 void vx_api_turbo_close(vocis_model *m);
 const char *vx_api_turbo_kind(const vocis_model *m);
 vocis_status vx_api_turbo_tokenize(vocis_model *m, const char *text, int32_t **ids, size_t *n);
-/* speculate: T3's self-speculative decoding, VX_SPEC_OFF | VX_SPEC_AUTO | k (nn/speculate.h; same tokens). */
 vocis_status vx_api_turbo_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text,
-                                      const vocis_t3_options *o, int speculate, int32_t **tokens, size_t *n);
+                                      const vocis_t3_options *o, int32_t **tokens, size_t *n);
 /* One chunk of speech from the text's GPT-2 ids (vx_api_turbo_tokenize). */
 vocis_status vx_api_turbo_speak_chunk(vocis_model *m, const vx_cb_conds *v, const int32_t *ids, size_t nids,
-                                      const vocis_t3_options *o, int speculate, int cfm_steps,
+                                      const vocis_t3_options *o, int cfm_steps,
                                       int (*on_token)(void *, int, int32_t), void *user, vx_rng *rng, float **wav,
                                       int64_t *nwav);
 /* Chatterbox-Multilingual (vocis_mtl.c): opens the folder (T3, tokenizer, Cangjie table); the text front end;

@@ -424,7 +424,7 @@ static vocis_status t3_cond_of(vocis_model *m, const vx_cb_conds *c, float exagg
 
 static vx_t3_sampling t3_sampling_of(const vocis_t3_options *o, int (*on_token)(void *, int, int32_t), void *user) {
     return (vx_t3_sampling){o->temperature,    o->cfg_weight, o->min_p,  isnan(o->top_p) ? 1.0f : o->top_p, o->repetition_penalty,
-                            o->max_new_tokens, o->greedy,     on_token, user};
+                            o->max_new_tokens, o->greedy,     on_token, user, o->speculate};
 }
 
 void vx_api_seed_rng(vx_rng *rng, const vocis_t3_options *o) {
@@ -449,7 +449,7 @@ vocis_status vocis_t3_generate(vocis_model *m, const vocis_voice *voice, const c
     }
     VX_TRY(check_voice_handle(m, voice));
     if (m->turbo) {
-        vocis_status ts = vx_api_turbo_t3_generate(m, voice, text, &o, VX_SPEC_AUTO, tokens, n);
+        vocis_status ts = vx_api_turbo_t3_generate(m, voice, text, &o, tokens, n);
         vocis_voice_free(own);
         return ts;
     }
@@ -786,7 +786,7 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
         size_t nids;
         VX_TRY(vx_api_turbo_tokenize(m, text, &ids, &nids));
         c->p.text_tokens += (int)nids; /* counted before T3 runs: the chunk's T3 progress reports are its last */
-        vocis_status st = vx_api_turbo_speak_chunk(m, v, ids, nids, o, VX_SPEC_AUTO,
+        vocis_status st = vx_api_turbo_speak_chunk(m, v, ids, nids, o,
                                                    c->o->cfm_steps == 10 ? 2 : c->o->cfm_steps, on_t3_token, c, rng,
                                                    wav, nwav);
         free(ids);

@@ -47,10 +47,10 @@ vocis_status vx_api_turbo_tokenize(vocis_model *m, const char *text, int32_t **i
     return vx_turbo_text_to_ids(m->tok, m->turbo->max_len, text, ids, n, vx_api_err(m));
 }
 
-static vx_turbo_sampling sampling_of(const vocis_t3_options *o, int speculate, int (*on_token)(void *, int, int32_t),
+static vx_turbo_sampling sampling_of(const vocis_t3_options *o, int (*on_token)(void *, int, int32_t),
                                      void *user) {
     vx_turbo_sampling s = {o->temperature, o->top_k < 0 ? 1000 : o->top_k, isnan(o->top_p) ? 0.95f : o->top_p,
-                           o->repetition_penalty, o->max_new_tokens, o->greedy, on_token, user, NULL, speculate};
+                           o->repetition_penalty, o->max_new_tokens, o->greedy, on_token, user, NULL, o->speculate};
     return s;
 }
 
@@ -63,31 +63,31 @@ static vocis_status check_voice(vocis_model *m, const vx_cb_conds *c) {
 
 /* T3.inference_turbo on a voice and the text's ids; all sampled tokens (incl. a final 6562). */
 static vocis_status generate(vocis_model *m, const vx_cb_conds *c, const int32_t *ids, size_t nids,
-                             const vocis_t3_options *o, int speculate, int (*on_token)(void *, int, int32_t),
+                             const vocis_t3_options *o, int (*on_token)(void *, int, int32_t),
                              void *user, vx_rng *rng, int32_t **toks, int *nt) {
     VX_TRY(check_voice(m, c));
-    vx_turbo_sampling s = sampling_of(o, speculate, on_token, user);
+    vx_turbo_sampling s = sampling_of(o, on_token, user);
     return vx_t3_gpt2_generate(&m->turbo->t3, c->speaker_emb.data, c->cond_prompt_speech_tokens.data,
                                (int)c->cond_prompt_speech_tokens.n, ids, (int)nids, &s, rng, m->threads, toks, nt,
                                vx_api_err(m));
 }
 
 vocis_status vx_api_turbo_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text,
-                                      const vocis_t3_options *o, int speculate, int32_t **tokens, size_t *n) {
+                                      const vocis_t3_options *o, int32_t **tokens, size_t *n) {
     int32_t *ids = NULL;
     size_t nids = 0;
     VX_TRY(vx_api_turbo_tokenize(m, text, &ids, &nids));
     vx_rng rng;
     vx_api_seed_rng(&rng, o);
     int nt = 0;
-    vocis_status st = generate(m, &voice->conds, ids, nids, o, speculate, o->on_token, o->user, &rng, tokens, &nt);
+    vocis_status st = generate(m, &voice->conds, ids, nids, o, o->on_token, o->user, &rng, tokens, &nt);
     free(ids);
     *n = (size_t)nt;
     return st;
 }
 
 vocis_status vx_api_turbo_speak_chunk(vocis_model *m, const vx_cb_conds *v, const int32_t *ids, size_t nids,
-                                      const vocis_t3_options *o, int speculate, int cfm_steps,
+                                      const vocis_t3_options *o, int cfm_steps,
                                       int (*on_token)(void *, int, int32_t), void *user, vx_rng *rng, float **wav,
                                       int64_t *nwav) {
     vx_err *err = vx_api_err(m);
@@ -96,7 +96,7 @@ vocis_status vx_api_turbo_speak_chunk(vocis_model *m, const vx_cb_conds *v, cons
     int64_t *t64 = NULL;
     float *mel = NULL;
     int64_t tm = 0;
-    vocis_status st = generate(m, v, ids, nids, o, speculate, on_token, user, rng, &toks, &nt);
+    vocis_status st = generate(m, v, ids, nids, o, on_token, user, rng, &toks, &nt);
     if (st) goto done;
     if (!(t64 = malloc(sizeof(int64_t) * (size_t)(nt + 3)))) {
         st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");

@@ -74,6 +74,10 @@ int cli_precision(const char *cmd, const char *s, int *out);
 /* --kv VALUE (NULL = not given → 0, the default: f32) into *out as for
  * vocis_open_options.kv_cache (VOCIS_KV_*); returns 2 after a one-line error. */
 int cli_kv(const char *cmd, const char *s, int *out);
+int cli_speculate(const char *cmd, const char *s, int *out);
+#define CLI_SPECULATE_HELP                                                                                  \
+    "T3 self-speculative decoding: auto (default: on at exact precision), off, or N proposals per round; " \
+    "the tokens are plain decoding's either way, only the speed changes"
 #define CLI_KV_HELP "KV-cache storage: f32 (default, exact) or bf16 (half the cache memory; long contexts)"
 
 /* Subcommands: each returns the process exit status. */

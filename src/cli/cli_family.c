@@ -16,7 +16,7 @@ static const struct {
     {"--repetition-penalty", T3_KINDS}, {"--max-tokens", T3_KINDS},  {"--cfm-steps", T3_KINDS},
     {"--chunk-chars", T3_KINDS},    {"--cfg-weight", CB_KINDS},      {"--exaggeration", CB_KINDS},
     {"--min-p", CB_KINDS},          {"--top-k", TURBO_KINDS},        {"--cfg-scale", VV_KINDS},
-    {"--diffusion-steps", VV_KINDS}, {"--max-new-tokens", VV_KINDS}, {"--max-seconds", VV_KINDS},
+    {"--speculate", T3_KINDS},      {"--diffusion-steps", VV_KINDS}, {"--max-new-tokens", VV_KINDS}, {"--max-seconds", VV_KINDS},
 };
 
 static int kind_in(const char *kinds, const char *kind) {

@@ -141,6 +141,55 @@ static bench_work t3_prefill_work(const vx_t3 *t3, int nseq, double L0, int n_pr
     return w;
 }
 
+/* What a timed T3 run needs for speculative decoding next to plain decoding (speculate_reps). */
+typedef struct spec_state {
+    int speculate;   /* VX_SPEC_* or k */
+    int32_t *tokens; /* the last run's tokens (owned) */
+    int n_tokens;
+    vx_spec_ctl rep; /* and its speculation totals */
+    /* builds the model's draft (before the speculative runs, after the plain ones' peak memory) */
+    vocis_status (*draft)(void *ctx, const vx_draft_mem **d, vx_err *err);
+} spec_state;
+
+/* Speculative decoding against plain decoding in the same process, same seed: plain first (its peak
+ * memory is taken before the draft exists), then speculative; their rates, ratio, acceptance and tokens.
+ * run's ctx holds sp. */
+static vocis_status speculate_reps(t3_run_fn run, void *ctx, spec_state *sp, const char *step_kind, int tokens,
+                                   int reps, double *pf, double *dec, int *steps, vx_err *err) {
+    const int setting = sp->speculate;
+    double *dec_plain = calloc((size_t)reps, sizeof(double));
+    if (!dec_plain) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    sp->speculate = VX_SPEC_OFF;
+    vocis_status st = t3_time_reps(run, ctx, tokens, reps, pf, dec_plain, steps, err);
+    const double rss_plain = bench_peak_rss_mib();
+    int32_t *plain = sp->tokens;
+    const int n_plain = sp->n_tokens;
+    sp->tokens = NULL;
+    sp->speculate = setting;
+    const vx_draft_mem *d = NULL;
+    if (!st) st = sp->draft(ctx, &d, err);
+    if (!st) st = t3_time_reps(run, ctx, tokens, reps, pf, dec, steps, err);
+    if (!st) {
+        const bench_stats spd = bench_stats_of(dec, reps), pl = bench_stats_of(dec_plain, reps);
+        bench_print_stats("decode_plain", dec_plain, reps, 1, 2, "tokens/s", "%d %s steps each, speculation off",
+                          *steps, step_kind);
+        printf("speculate: %s (draft: quantized linears and speech head, %.0f MiB)\n", vx_spec_name(setting),
+               d ? d->bytes / 1048576.0 : 0.0);
+        printf("speedup: %.2f x (median decode / median decode_plain)\n", pl.median > 0 ? spd.median / pl.median : 0);
+        printf("accept_rate: %.3f (%lld of %lld proposals, last run)\n", vx_spec_accept_rate(&sp->rep),
+               (long long)sp->rep.accepted, (long long)sp->rep.proposed);
+        printf("tokens_per_verify: %.2f (%lld rounds, %lld plain steps, last run)\n",
+               vx_spec_tokens_per_verify(&sp->rep), (long long)sp->rep.rounds, (long long)sp->rep.plain_steps);
+        printf("spec_costs: plain step %.2f ms, draft step %.2f ms, verify %.2f ms more per proposal (running means, "
+               "last run)\n", 1e3 * sp->rep.t_plain, 1e3 * sp->rep.t_draft, 1e3 * sp->rep.t_row);
+        const int same = n_plain == sp->n_tokens && !memcmp(plain, sp->tokens, sizeof(int32_t) * (size_t)n_plain);
+        printf("tokens_identical_to_plain: %s (%d tokens)\n", same ? "yes" : "no", n_plain);
+        printf("peak_rss_plain: %.0f MiB\n", rss_plain);
+    }
+    free(plain), free(dec_plain);
+    return st;
+}
+
 /* Turbo / Nano T3 (GPT-2 backbone, batch 1, no CFG) on synthetic weights: prefill of
  * [speaker | 375 prompt tokens (a 15 s reference) | text | BOS], then cached decode steps.
  * The stop token is disabled so that exactly `tokens` tokens are drawn. */
@@ -151,59 +200,28 @@ typedef struct gpt2_run {
     int n_prompt;
     const int32_t *text;
     int text_len, threads;
-    int speculate;   /* VX_SPEC_* or k */
-    int32_t *tokens; /* the last run's tokens (owned) */
-    int n_tokens;
-    vx_spec_ctl rep; /* and its speculation totals */
+    spec_state sp;
 } gpt2_run;
 
 static vocis_status gpt2_run_once(void *ctx, int tokens, tok_timer *tt, vx_err *err) {
     gpt2_run *g = ctx;
     /* upstream generate()'s defaults: temperature 0.8, top-k 1000, top-p 0.95, repetition penalty 1.2; sampled
      * with seed 0, so that speculation runs its coupled sampling */
-    const vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, tokens - 1, 0, on_token, tt, NULL, g->speculate};
+    const vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, tokens - 1, 0, on_token, tt, NULL, g->sp.speculate};
     vx_rng rng;
     vx_rng_seed(&rng, 0);
-    free(g->tokens);
-    g->tokens = NULL;
+    free(g->sp.tokens);
+    g->sp.tokens = NULL;
     return vx_t3_gpt2_generate_ex(g->t, g->spk, g->prompt, g->n_prompt, g->text, g->text_len, &s, &rng, g->threads,
-                                  VX_GPT2_DRAFT_QUANT, &g->rep, &g->tokens, &g->n_tokens, err);
+                                  VX_DRAFT_QUANT, &g->sp.rep, &g->sp.tokens, &g->sp.n_tokens, err);
 }
 
-/* Speculative decoding against plain decoding in the same process, same seed: plain first (its peak
- * memory is taken before the draft exists), then speculative; their rates, ratio, acceptance and tokens. */
-static vocis_status gpt2_speculate_reps(gpt2_run *g, int tokens, int reps, double *pf, double *dec, int *steps,
-                                        vx_err *err) {
-    const int setting = g->speculate;
-    double *dec_plain = calloc((size_t)reps, sizeof(double));
-    if (!dec_plain) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    g->speculate = VX_SPEC_OFF;
-    vocis_status st = t3_time_reps(gpt2_run_once, g, tokens, reps, pf, dec_plain, steps, err);
-    const double rss_plain = bench_peak_rss_mib();
-    int32_t *plain = g->tokens;
-    const int n_plain = g->n_tokens;
-    g->tokens = NULL;
-    g->speculate = setting;
-    if (!st) st = t3_time_reps(gpt2_run_once, g, tokens, reps, pf, dec, steps, err);
-    if (!st) {
-        const bench_stats sp = bench_stats_of(dec, reps), pl = bench_stats_of(dec_plain, reps);
-        bench_print_stats("decode_plain", dec_plain, reps, 1, 2, "tokens/s", "%d batch-1 steps each, speculation off",
-                          *steps);
-        printf("speculate: %s (draft: quantized linears and speech head, %.0f MiB)\n", vx_spec_name(setting),
-               g->t->draft ? g->t->draft->draft_bytes / 1048576.0 : 0.0);
-        printf("speedup: %.2f x (median decode / median decode_plain)\n", pl.median > 0 ? sp.median / pl.median : 0);
-        printf("accept_rate: %.3f (%lld of %lld proposals, last run)\n", vx_spec_accept_rate(&g->rep),
-               (long long)g->rep.accepted, (long long)g->rep.proposed);
-        printf("tokens_per_verify: %.2f (%lld rounds, %lld plain steps, last run)\n",
-               vx_spec_tokens_per_verify(&g->rep), (long long)g->rep.rounds, (long long)g->rep.plain_steps);
-        printf("spec_costs: plain step %.2f ms, draft step %.2f ms, verify %.2f ms more per proposal (running means, "
-               "last run)\n", 1e3 * g->rep.t_plain, 1e3 * g->rep.t_draft, 1e3 * g->rep.t_row);
-        const int same = n_plain == g->n_tokens && !memcmp(plain, g->tokens, sizeof(int32_t) * (size_t)n_plain);
-        printf("tokens_identical_to_plain: %s (%d tokens)\n", same ? "yes" : "no", n_plain);
-        printf("peak_rss_plain: %.0f MiB\n", rss_plain);
-    }
-    free(plain), free(dec_plain);
-    return st;
+static vocis_status gpt2_draft(void *ctx, const vx_draft_mem **d, vx_err *err) {
+    const gpt2_run *g = ctx;
+    const vx_t3_gpt2 *t;
+    VX_TRY(vx_t3_gpt2_draft_of(g->t, &t, g->threads, err));
+    *d = &t->draft_mem;
+    return VOCIS_OK;
 }
 
 /* context > 0: the voice prompt is lengthened (or shortened) so that the prefill holds `context`
@@ -243,17 +261,17 @@ static int bench_t3_gpt2(int variant, vx_dtype dt, const char *dtype, int prec, 
     printf("precision: %s (matrices computed as %s)\n", vx_precision_name(prec), vx_dtype_name(t.layers[0].attn.dtype));
     printf("load: %.2f s\n", t_load);
     fflush(stdout);
-    gpt2_run g = {&t, spk, prompt, n_prompt, text, text_len, threads, speculate, NULL, 0, {0}};
+    gpt2_run g = {&t, spk, prompt, n_prompt, text, text_len, threads, {speculate, NULL, 0, {0}, gpt2_draft}};
     int steps = 0;
     if (speculate == VX_SPEC_OFF) st = t3_time_reps(gpt2_run_once, &g, tokens, reps, pf, dec, &steps, &err);
-    else st = gpt2_speculate_reps(&g, tokens, reps, pf, dec, &steps, &err);
+    else st = speculate_reps(gpt2_run_once, &g, &g.sp, "batch-1", tokens, reps, pf, dec, &steps, &err);
     if (!st) {
         t3_print_reps(pf, dec, reps, L0, steps, "1 row, no CFG", "batch-1", lim, gpt2_prefill_work(&t, L0),
                       gpt2_decode_work(&t, L0 + (steps + 1) / 2.0));
         printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
         printf("rss_now: %.0f MiB\n", bench_rss_now_mib());
     }
-    free(g.tokens);
+    free(g.sp.tokens);
     free(spk), free(prompt), free(text), free(pf), free(dec);
     vx_t3_gpt2_free(&t);
     if (st) return cli_error("bench", "%s", err.msg);
@@ -267,18 +285,27 @@ typedef struct t3_run {
     const int32_t *text;
     int n_text, threads;
     float cfg_weight; /* 0: one row per step, no CFG */
+    spec_state sp;
 } t3_run;
 
+/* Sampled with upstream's defaults and seed 0, so that speculation runs its coupled sampling. */
 static vocis_status t3_run_once(void *ctx, int tokens, tok_timer *tt, vx_err *err) {
-    const t3_run *q = ctx;
-    const vx_t3_sampling s = {0.8f, q->cfg_weight, 0.05f, 1.0f, 1.2f, tokens, 0, on_token, tt};
+    t3_run *q = ctx;
+    const vx_t3_sampling s = {0.8f, q->cfg_weight, 0.05f, 1.0f, 1.2f, tokens, 0, on_token, tt, q->sp.speculate};
     vx_rng rng;
     vx_rng_seed(&rng, 0);
-    int32_t *out = NULL;
-    int n = 0;
-    vocis_status st = vx_t3_generate(q->t3, q->c, q->text, q->n_text, &s, &rng, q->threads, &out, &n, err);
-    free(out);
-    return st;
+    free(q->sp.tokens);
+    q->sp.tokens = NULL;
+    return vx_t3_generate_ex(q->t3, q->c, q->text, q->n_text, &s, &rng, q->threads, VX_DRAFT_QUANT, &q->sp.rep,
+                             &q->sp.tokens, &q->sp.n_tokens, err);
+}
+
+static vocis_status t3_draft(void *ctx, const vx_draft_mem **d, vx_err *err) {
+    const t3_run *q = ctx;
+    const vx_t3_draft *t;
+    VX_TRY(vx_t3_draft_of(q->t3, &t, q->threads, err));
+    *d = &t->mem;
+    return VOCIS_OK;
 }
 
 static int bench_t3(int argc, char **argv) {
@@ -303,7 +330,7 @@ static int bench_t3(int argc, char **argv) {
          "voice prompt tokens; default: the request's own length)", 1, 65536},
         {"--no-limits", CLI_FLAG, &no_limits, BENCH_NO_LIMITS_HELP, 0, -1},
         {"--speculate", CLI_STR, &speculate_s,
-         "off (default) | auto | N: time self-speculative decoding next to plain decoding (turbo, nano)", 0, -1},
+         "off (default) | auto | N: time self-speculative decoding next to plain decoding", 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench t3 (--synthetic | --model DIR) [options]\n\n"
@@ -388,9 +415,11 @@ static int bench_t3(int argc, char **argv) {
     printf("kv_cache: %s (%zu B per position per sequence)\n", vx_kv_name(t3.tf.kv_dtype == VX_BF16), vx_kv_bytes_per_token(&t3.tf));
     printf("load: %.2f s\n", t_load);
     fflush(stdout);
-    t3_run q = {&t3, &c, text, text_len + 2, threads, no_cfg ? 0.0f : 0.5f};
+    t3_run q = {&t3, &c, text, text_len + 2, threads, no_cfg ? 0.0f : 0.5f, {speculate, NULL, 0, {0}, t3_draft}};
     int steps = 0;
-    st = t3_time_reps(t3_run_once, &q, tokens, reps, pf, dec, &steps, &err);
+    if (speculate == VX_SPEC_OFF) st = t3_time_reps(t3_run_once, &q, tokens, reps, pf, dec, &steps, &err);
+    else st = speculate_reps(t3_run_once, &q, &q.sp, no_cfg ? "single-row" : "CFG-pair", tokens, reps, pf, dec,
+                             &steps, &err);
     if (!st) {
         /* prefill positions: conditioning, start + text + stop, BOS twice */
         const int L0 = vx_t3_cond_len(&t3, &c) + text_len + 4, nseq = no_cfg ? 1 : 2;
@@ -400,6 +429,7 @@ static int bench_t3(int argc, char **argv) {
         printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
         printf("rss_now: %.0f MiB\n", bench_rss_now_mib());
     }
+    free(q.sp.tokens);
     free(spk), free(text), free(pf), free(dec);
     vx_t3_free(&t3);
     if (st) return cli_error("bench", "%s", err.msg);

@@ -146,7 +146,7 @@ int cmd_speak(int argc, char **argv) {
     const char *voice_list[MAX_VOICES];
     cli_list voices = {voice_list, 0, MAX_VOICES};
     const char *model = NULL, *text = NULL, *text_file = NULL, *out = NULL, *format = NULL;
-    const char *config = NULL, *precision = NULL, *language = NULL, *kv_s = NULL;
+    const char *config = NULL, *precision = NULL, *language = NULL, *kv_s = NULL, *speculate_s = NULL;
     vocis_speak_options o;
     vocis_speak_options_default(&o);
     o.vv.cfg_scale = NAN, o.vv.diffusion_steps = 0; /* the model's defaults, filled in after open */
@@ -190,6 +190,7 @@ int cmd_speak(int argc, char **argv) {
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
+        {"--speculate", CLI_STR, &speculate_s, CLI_SPECULATE_HELP, 0, -1},
         {"--stream-text", CLI_FLAG, &stream_text,
          "VibeVoice-Realtime: read the text (stdin or --text-file) as it arrives and speak it meanwhile", 0, -1},
         {"--quiet|-q", CLI_FLAG, &ui.quiet, "no progress on stderr", 0, -1},
@@ -209,6 +210,7 @@ int cmd_speak(int argc, char **argv) {
     if (cli_precision("speak", precision, &prec)) return 2;
     int kvc;
     if (cli_kv("speak", kv_s, &kvc)) return 2;
+    if (cli_speculate("speak", speculate_s, &o.t3.speculate)) return 2;
     if (!out) return cli_error("speak", "-o FILE is required (use -o - for raw PCM on stdout)"), 2;
     if (text && text_file) return cli_error("speak", "give --text or --text-file, not both"), 2;
     if (cli_output_format("speak", out, format, &format)) return 2;

@@ -23,7 +23,7 @@ static int print_progress(void *user, int step, int32_t token) {
 
 int cmd_tokens(int argc, char **argv) {
     const char *model = NULL, *text = NULL, *cond = NULL, *config = NULL, *precision = NULL, *language = NULL;
-    const char *kv_s = NULL;
+    const char *kv_s = NULL, *speculate_s = NULL;
     vocis_t3_options o;
     vocis_t3_options_default(&o);
     uint64_t seed = UINT64_MAX; /* unset */
@@ -50,6 +50,7 @@ int cmd_tokens(int argc, char **argv) {
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
+        {"--speculate", CLI_STR, &speculate_s, CLI_SPECULATE_HELP, 0, -1},
         {"--quiet|-q", CLI_FLAG, &quiet, "no progress on stderr", 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
@@ -62,6 +63,7 @@ int cmd_tokens(int argc, char **argv) {
     if (cli_precision("tokens", precision, &prec)) return 2;
     int kvc;
     if (cli_kv("tokens", kv_s, &kvc)) return 2;
+    if (cli_speculate("tokens", speculate_s, &o.speculate)) return 2;
     if (!text) return cli_error("tokens", "--text TEXT is required"), 2;
     o.seed = cli_seed(seed);
     o.exaggeration = exaggeration;

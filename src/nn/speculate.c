@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hugemem.h"
+#include "kernels/precision.h"
+
 #define PRIOR_ACCEPT 0.7 /* acceptance assumed before any round */
 #define ACCEPT_GAIN 0.1  /* weight of one proposal's outcome in the running acceptance */
 #define TIME_GAIN 0.2    /* weight of one measurement in the running costs */
@@ -99,4 +102,36 @@ double vx_spec_accept_rate(const vx_spec_ctl *c) { return c->proposed ? (double)
 
 double vx_spec_tokens_per_verify(const vx_spec_ctl *c) {
     return c->rounds ? (double)(c->tokens - c->plain_steps) / c->rounds : 0;
+}
+
+int vx_spec_active(int setting, const vx_mat *linear) {
+    if (setting == VX_SPEC_OFF || !linear) return 0;
+    if (setting > 0) return 1;
+    return linear->dtype != VX_Q8 && linear->dtype != VX_Q8D && linear->dtype != VX_Q4 && !linear->act_bf16;
+}
+
+vocis_status vx_draft_mat(vx_draft_mem *m, const vx_mat *src, vx_mat *out, int nthreads, vx_err *err) {
+    if (src->dtype != VX_F32 && src->dtype != VX_BF16 && src->dtype != VX_F16) {
+        *out = *src;
+        return VOCIS_OK;
+    }
+    if (m->n == m->cap) {
+        const int cap = m->cap ? 2 * m->cap : 64;
+        void **nb = realloc(m->buf, sizeof *nb * (size_t)cap);
+        if (!nb) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (speculative draft)");
+        m->buf = nb, m->cap = cap;
+    }
+    const size_t bytes = vx_draft_bytes(src->rows, src->cols);
+    void *buf = vx_alloc_streamed(bytes);
+    if (!buf) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (speculative draft, %zu bytes)", bytes);
+    m->buf[m->n++] = buf;
+    m->bytes += bytes;
+    *out = vx_draft_quantize(buf, src, nthreads);
+    return VOCIS_OK;
+}
+
+void vx_draft_mem_free(vx_draft_mem *m) {
+    for (int i = 0; i < m->n; i++) free(m->buf[i]);
+    free(m->buf);
+    memset(m, 0, sizeof *m);
 }

@@ -20,7 +20,11 @@
 #ifndef VX_SPECULATE_H
 #define VX_SPECULATE_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "base/err.h"
+#include "kernels/kernels.h"
 
 enum { VX_SPEC_OFF = -1, VX_SPEC_AUTO = 0 };
 #define VX_SPEC_KMAX 16 /* proposals per round at most */
@@ -54,5 +58,26 @@ void vx_spec_ctl_plain(vx_spec_ctl *c, double step_s);
 /* accepted / proposed (0 when none), tokens per verify forward. */
 double vx_spec_accept_rate(const vx_spec_ctl *c);
 double vx_spec_tokens_per_verify(const vx_spec_ctl *c);
+
+/* Speculation runs when asked for by number, or by auto on an exact model
+ * (judged by one of its linears: the bf16 and q8 modes are already fast,
+ * and their own draws are kept). */
+int vx_spec_active(int setting, const vx_mat *linear);
+
+/* The draft a generation proposes with: the quantized copy of the model,
+ * or for tests the exact model itself (every proposal right) or its
+ * proposals shifted by one token (every proposal wrong). */
+enum { VX_DRAFT_QUANT = 0, VX_DRAFT_SAME = 1, VX_DRAFT_CONTRARY = 2 };
+
+/* The draft's matrices: copies in the draft format (kernels/precision.h
+ * vx_draft_quantize) in memory the kernels stream, owned by this list; an
+ * already-q8 source (the q8 precision mode) is shared, not copied. */
+typedef struct vx_draft_mem {
+    void **buf;
+    int n, cap;
+    size_t bytes; /* memory the copies take */
+} vx_draft_mem;
+vocis_status vx_draft_mat(vx_draft_mem *m, const vx_mat *src, vx_mat *out, int nthreads, vx_err *err);
+void vx_draft_mem_free(vx_draft_mem *m);
 
 #endif

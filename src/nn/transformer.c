@@ -1,6 +1,7 @@
 #include "nn/transformer.h"
 
 #include "kernels/precision.h"
+#include "nn/speculate.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -134,6 +135,22 @@ void vx_tf_free(vx_tf *tf) {
     memset(tf, 0, sizeof *tf);
 }
 
+vocis_status vx_tf_draft(const vx_tf *tf, vx_tf *d, vx_draft_mem *mem, int nthreads, vx_err *err) {
+    *d = *tf;
+    d->owned = NULL; /* the vectors stay tf's */
+    d->layers = vx_malloc(err, sizeof *d->layers * (size_t)tf->n_layers, "speculative draft");
+    if (!d->layers) return VOCIS_E_NOMEM;
+    for (int l = 0; l < tf->n_layers; l++) {
+        const vx_tf_layer *a = &tf->layers[l];
+        vx_tf_layer *b = &d->layers[l];
+        *b = *a;
+        const vx_mat *src[7] = {&a->q, &a->k, &a->v, &a->o, &a->gate, &a->up, &a->down};
+        vx_mat *dst[7] = {&b->q, &b->k, &b->v, &b->o, &b->gate, &b->up, &b->down};
+        for (int i = 0; i < 7; i++) VX_TRY(vx_draft_mat(mem, src[i], dst[i], nthreads, err));
+    }
+    return VOCIS_OK;
+}
+
 /* ---- KV cache ---- */
 
 int vx_kv_parse(const char *s) {
@@ -249,87 +266,128 @@ typedef struct scratch {
     float *xn, *q, *k, *v, *att, *tmp, *gate, *up;
 } scratch;
 
-/* One layer over rows of nseq sequences × n positions (row = s·n + i). */
+/* One layer over the rows of nseq sequences, ns[s] positions each, the
+ * sequences' rows one after another. steps = 0: the positions of a sequence
+ * go through attention together (prefill, plain decode). steps = 1: each
+ * position's arithmetic is that of its own one-position forward
+ * (speculative verify): the linears through vx_linear_rows (row-exact at any
+ * row count) and one single-query attention per position over the keys up
+ * to it (vx_attention's paths depend on the query rows). The activation runs
+ * row by row in both modes, so that a row's vector body and scalar tail do
+ * not depend on the rows next to it. */
+static void attend(const vx_tf *tf, const vx_kv_cache *kv, const vx_attn_seq *at, int *na, int64_t nq,
+                   int nthreads) {
+    const int hd = tf->head_dim;
+    vx_attention_kv_seqs(at, *na, kv->dtype, nq, tf->n_heads, tf->n_kv_heads, hd, (int64_t)tf->n_kv_heads * hd,
+                         1.0f / sqrtf((float)hd), 1, nthreads);
+    *na = 0;
+}
+
 static void layer_forward(const vx_tf *tf, const vx_tf_layer *ly, int l, vx_kv_cache *kv, const int *seqs,
-                          int nseq, int64_t n, float *x, scratch *s, int nthreads) {
+                          int nseq, const int64_t *ns, int steps, float *x, scratch *s, int nthreads) {
     const int D = tf->dim, hd = tf->head_dim;
-    const int64_t M = (int64_t)nseq * n, qd = (int64_t)tf->n_heads * hd, kvd = (int64_t)tf->n_kv_heads * hd;
+    const int64_t qd = (int64_t)tf->n_heads * hd, kvd = (int64_t)tf->n_kv_heads * hd, F = tf->ffn_dim;
+    void (*linear)(float *, const float *, int64_t, const vx_mat *, const float *, int) =
+        steps ? vx_linear_rows : vx_linear;
+    int64_t M = 0;
+    for (int si = 0; si < nseq; si++) M += ns[si];
 
     vx_rmsnorm(s->xn, x, ly->in_norm, M, D, tf->norm_eps);
-    vx_linear(s->q, s->xn, M, &ly->q, ly->q_bias, nthreads);
-    vx_linear(s->k, s->xn, M, &ly->k, ly->k_bias, nthreads);
-    vx_linear(s->v, s->xn, M, &ly->v, ly->v_bias, nthreads);
+    linear(s->q, s->xn, M, &ly->q, ly->q_bias, nthreads);
+    linear(s->k, s->xn, M, &ly->k, ly->k_bias, nthreads);
+    linear(s->v, s->xn, M, &ly->v, ly->v_bias, nthreads);
 
-    /* the sequences' attention goes in groups of up to 8 (a decode step's rows: one pool region) */
+    /* attention entries go in groups of up to 8 (a decode step's rows: one pool region);
+     * an entry is a sequence's positions (steps = 0) or one position (steps = 1) */
     vx_attn_seq at[8];
-    for (int s0 = 0; s0 < nseq; s0 += 8) {
-        const int ns = nseq - s0 < 8 ? nseq - s0 : 8;
-        for (int si = s0; si < s0 + ns; si++) {
-            int slot = seqs ? seqs[si] : si;
-            int64_t pos0 = kv->len[slot];
-            for (int64_t i = 0; i < n; i++) {
-                int64_t r = si * n + i;
-                vx_rope_apply(s->q + r * qd, tf->n_heads, hd, tf->inv_freq, pos0 + i);
-                vx_rope_apply(s->k + r * kvd, tf->n_kv_heads, hd, tf->inv_freq, pos0 + i);
-            }
-            /* the new positions go into the cache (rounded for bf16) and attention reads them from there */
-            vx_kv_store(kv, l, slot, pos0, n, s->k + si * n * kvd, s->v + si * n * kvd);
-            const size_t c = (size_t)l * kv->nseq + slot;
-            const int bf = kv->dtype == VX_BF16;
-            at[si - s0] = (vx_attn_seq){s->att + si * n * qd, s->q + si * n * qd,
-                                        bf ? (const void *)kv->k16[c] : kv->k[c],
-                                        bf ? (const void *)kv->v16[c] : kv->v[c], pos0 + n};
+    int na = 0;
+    int64_t r0 = 0;
+    for (int si = 0; si < nseq; si++) {
+        const int slot = seqs ? seqs[si] : si;
+        const int64_t pos0 = kv->len[slot], n = ns[si];
+        for (int64_t i = 0; i < n; i++) {
+            vx_rope_apply(s->q + (r0 + i) * qd, tf->n_heads, hd, tf->inv_freq, pos0 + i);
+            vx_rope_apply(s->k + (r0 + i) * kvd, tf->n_kv_heads, hd, tf->inv_freq, pos0 + i);
         }
-        vx_attention_kv_seqs(at, ns, kv->dtype, n, tf->n_heads, tf->n_kv_heads, hd, kvd, 1.0f / sqrtf((float)hd), 1,
-                             nthreads);
+        /* the new positions go into the cache (rounded for bf16) and attention reads them from there */
+        vx_kv_store(kv, l, slot, pos0, n, s->k + r0 * kvd, s->v + r0 * kvd);
+        const size_t c = (size_t)l * kv->nseq + slot;
+        const int bf = kv->dtype == VX_BF16;
+        const void *kc = bf ? (const void *)kv->k16[c] : kv->k[c], *vc = bf ? (const void *)kv->v16[c] : kv->v[c];
+        for (int64_t i = 0; i < (steps ? n : 1); i++) {
+            const int64_t r = r0 + i;
+            at[na++] = (vx_attn_seq){s->att + r * qd, s->q + r * qd, kc, vc, steps ? pos0 + i + 1 : pos0 + n};
+            if (na == 8) attend(tf, kv, at, &na, steps ? 1 : n, nthreads);
+        }
+        r0 += n;
     }
-    vx_linear(s->tmp, s->att, M, &ly->o, NULL, nthreads);
+    if (na) attend(tf, kv, at, &na, steps ? 1 : ns[0], nthreads); /* steps = 0: every ns[s] is the same */
+    linear(s->tmp, s->att, M, &ly->o, NULL, nthreads);
     vx_add(x, s->tmp, M * D);
 
     vx_rmsnorm(s->xn, x, ly->post_norm, M, D, tf->norm_eps);
-    vx_linear(s->gate, s->xn, M, &ly->gate, NULL, nthreads);
-    vx_linear(s->up, s->xn, M, &ly->up, NULL, nthreads);
-    vx_swiglu(s->gate, s->gate, s->up, M * tf->ffn_dim);
-    vx_linear(s->tmp, s->gate, M, &ly->down, NULL, nthreads);
+    linear(s->gate, s->xn, M, &ly->gate, NULL, nthreads);
+    linear(s->up, s->xn, M, &ly->up, NULL, nthreads);
+    for (int64_t r = 0; r < M; r++) vx_swiglu(s->gate + r * F, s->gate + r * F, s->up + r * F, F);
+    linear(s->tmp, s->gate, M, &ly->down, NULL, nthreads);
     vx_add(x, s->tmp, M * D);
 }
 
-vocis_status vx_tf_forward(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, int nseq, int64_t n, float *x,
-                           int nthreads, vx_tf_hook hook, void *user, vx_err *err) {
-    if (n <= 0) return VOCIS_OK;
+static vocis_status scratch_alloc(const vx_tf *tf, int64_t M, scratch *s, float **xc, vx_err *err) {
+    const int D = tf->dim;
+    const int64_t qd = (int64_t)tf->n_heads * tf->head_dim, kvd = (int64_t)tf->n_kv_heads * tf->head_dim,
+                  F = tf->ffn_dim;
+    size_t floats = (size_t)M * (size_t)(D + qd + 2 * kvd + qd + D + 2 * F) + (size_t)M * D;
+    float *p = vx_malloc(err, floats * sizeof(float), "transformer scratch");
+    if (!p) return VOCIS_E_NOMEM;
+    s->xn = p, p += M * D;
+    s->q = p, p += M * qd;
+    s->k = p, p += M * kvd;
+    s->v = p, p += M * kvd;
+    s->att = p, p += M * qd;
+    s->tmp = p, p += M * D;
+    s->gate = p, p += M * F;
+    s->up = p, p += M * F;
+    *xc = p; /* [M][D] */
+    return VOCIS_OK;
+}
+
+/* Checks the slots and reserves the cache for ns[s] more positions of each. */
+static vocis_status reserve_for(vx_kv_cache *kv, const int *seqs, int nseq, const int64_t *ns, int64_t n,
+                                vx_err *err) {
     int64_t need = 0;
     for (int si = 0; si < nseq; si++) {
         int slot = seqs ? seqs[si] : si;
         if (slot < 0 || slot >= kv->nseq) return vx_fail(err, VOCIS_E_ARG, "KV cache has no sequence %d", slot);
-        if (kv->len[slot] + n > need) need = kv->len[slot] + n;
+        const int64_t m = ns ? ns[si] : n;
+        if (kv->len[slot] + m > need) need = kv->len[slot] + m;
     }
-    VX_TRY(vx_kv_reserve(kv, need, err));
+    return vx_kv_reserve(kv, need, err);
+}
 
+vocis_status vx_tf_forward(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, int nseq, int64_t n, float *x,
+                           int nthreads, vx_tf_hook hook, void *user, vx_err *err) {
+    if (n <= 0 || nseq <= 0) return VOCIS_OK;
+    VX_TRY(reserve_for(kv, seqs, nseq, NULL, n, err));
     const int D = tf->dim;
     const int64_t chunk = tf->chunk > 0 && tf->chunk < n ? tf->chunk : n;
-    const int64_t M = (int64_t)nseq * chunk, qd = (int64_t)tf->n_heads * tf->head_dim,
-                  kvd = (int64_t)tf->n_kv_heads * tf->head_dim, F = tf->ffn_dim;
-    size_t floats = (size_t)M * (size_t)(D + qd + 2 * kvd + qd + D + 2 * F) + (size_t)M * D;
-    float *buf = vx_malloc(err, floats * sizeof(float), "transformer scratch");
-    if (!buf) return VOCIS_E_NOMEM;
+    int64_t *ns = vx_malloc(err, sizeof(int64_t) * (size_t)nseq, "transformer rows");
+    if (!ns) return VOCIS_E_NOMEM;
     scratch s;
-    float *p = buf;
-    s.xn = p, p += M * D;
-    s.q = p, p += M * qd;
-    s.k = p, p += M * kvd;
-    s.v = p, p += M * kvd;
-    s.att = p, p += M * qd;
-    s.tmp = p, p += M * D;
-    s.gate = p, p += M * F;
-    s.up = p, p += M * F;
-    float *xc = p; /* [nseq][c][D] gather of the current chunk */
-
+    float *xc; /* [nseq][c][D] gather of the current chunk */
+    vocis_status st = scratch_alloc(tf, (int64_t)nseq * chunk, &s, &xc, err);
+    if (st) {
+        free(ns);
+        return st;
+    }
     for (int64_t c0 = 0; c0 < n; c0 += chunk) {
         const int64_t c = n - c0 < chunk ? n - c0 : chunk;
-        for (int si = 0; si < nseq; si++)
+        for (int si = 0; si < nseq; si++) {
+            ns[si] = c;
             memcpy(xc + (size_t)si * c * D, x + ((size_t)si * n + c0) * D, (size_t)c * D * sizeof(float));
+        }
         for (int l = 0; l < tf->n_layers; l++) {
-            layer_forward(tf, &tf->layers[l], l, kv, seqs, nseq, c, xc, &s, nthreads);
+            layer_forward(tf, &tf->layers[l], l, kv, seqs, nseq, ns, 0, xc, &s, nthreads);
             if (hook)
                 for (int si = 0; si < nseq; si++) {
                     int slot = seqs ? seqs[si] : si;
@@ -341,7 +399,26 @@ vocis_status vx_tf_forward(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, in
             memcpy(x + ((size_t)si * n + c0) * D, xc + (size_t)si * c * D, (size_t)c * D * sizeof(float));
         }
     }
-    free(buf);
+    free(s.xn), free(ns);
+    return VOCIS_OK;
+}
+
+vocis_status vx_tf_forward_steps(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, int nseq, const int64_t *ns,
+                                 float *x, int nthreads, vx_err *err) {
+    int64_t M = 0;
+    for (int si = 0; si < nseq; si++) {
+        if (ns[si] < 0) return vx_fail(err, VOCIS_E_ARG, "negative position count for sequence %d", si);
+        M += ns[si];
+    }
+    if (M == 0) return VOCIS_OK;
+    VX_TRY(reserve_for(kv, seqs, nseq, ns, 0, err));
+    scratch s;
+    float *xc;
+    VX_TRY(scratch_alloc(tf, M, &s, &xc, err));
+    (void)xc;
+    for (int l = 0; l < tf->n_layers; l++) layer_forward(tf, &tf->layers[l], l, kv, seqs, nseq, ns, 1, x, &s, nthreads);
+    for (int si = 0; si < nseq; si++) kv->len[seqs ? seqs[si] : si] += ns[si];
+    free(s.xn);
     return VOCIS_OK;
 }
 

@@ -73,6 +73,13 @@ vocis_status vx_weights_linear(const vx_weights *w, const char *name, int64_t ro
 vocis_status vx_weights_vec_f32(const vx_weights *w, const char *name, int64_t n, float *dst, vx_err *err);
 void vx_tf_free(vx_tf *tf);
 
+/* The speculative draft of a stack: tf with its seven linears per layer in
+ * the draft format, their copies owned by mem (nn/speculate.h); norms,
+ * biases and RoPE shared with tf. Release with free(d->layers) and
+ * vx_draft_mem_free(mem) (also after a failure), never vx_tf_free. */
+struct vx_draft_mem;
+vocis_status vx_tf_draft(const vx_tf *tf, vx_tf *d, struct vx_draft_mem *mem, int nthreads, vx_err *err);
+
 /* KV cache for nseq sequences, position-major per (layer, sequence):
  * k[l][s] = [capacity][n_kv_heads · head_dim] (keys after RoPE). Capacity
  * grows by doubling up to VX_KV_DOUBLING_LIMIT positions, then in fixed steps
@@ -112,6 +119,15 @@ typedef void (*vx_tf_hook)(void *user, int layer, int seq, int64_t pos0, int64_t
  * (before the final norm). Each sequence continues at its own cache length. */
 vocis_status vx_tf_forward(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, int nseq, int64_t n, float *x,
                            int nthreads, vx_tf_hook hook, void *user, vx_err *err);
+
+/* Speculative verify: ns[s] new positions of sequence s (rows one sequence
+ * after another in x: [Σ ns][dim]), each computed exactly as its own
+ * one-position vx_tf_forward would (same kernels, same reduction order), so
+ * that the rows equal step-by-step decoding bit for bit, whatever the other
+ * rows. Each sequence continues at its own cache length; the caller rolls
+ * kv->len back over positions it rejects. */
+vocis_status vx_tf_forward_steps(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, int nseq, const int64_t *ns,
+                                 float *x, int nthreads, vx_err *err);
 
 /* Records every layer's output of a forward call (for stage dumps): pass
  * vx_tf_record_hook with the recorder as `user`. layers[l] is [nseq][len][dim]. */

@@ -37,6 +37,8 @@ expect_error unknown-flag "unknown option '--frobnicate'" "$VOCIS" tokens --mode
 expect_error missing-value "needs a value" "$VOCIS" tokens --model "$M" --text
 expect_error bad-number "invalid value 'abc'" "$VOCIS" tokens --model "$M" --text "$T" --temperature abc
 expect_error out-of-range "out of range" "$VOCIS" tokens --model "$M" --text "$T" --top-p 2
+expect_error bad-speculate "option --speculate: invalid value '17'" "$VOCIS" tokens --model "$M" --text "$T" --speculate 17
+expect_error bad-speculate-word "option --speculate: invalid value 'on'" "$VOCIS" tokens --model "$M" --text "$T" --speculate on
 expect_error no-model "--model DIR is required" "$VOCIS" tokens --text "$T"
 expect_error missing-model-dir "not found" "$VOCIS" tokens --model "$SCRATCH/nope" --text "$T"
 expect_error unknown-command "unknown command" "$VOCIS" frobnicate

@@ -28,6 +28,15 @@ got=$("$VOCIS" tokens --model "$M" --t3-cond "$G/06_t3_cond.safetensors" --text 
 expect_tokens sampled "$G/08_t3_sampled.safetensors" "$got"
 got=$("$VOCIS" tokens --model "$M" --t3-cond "$G/06_t3_cond.safetensors" --text "$TEXT" --greedy --exaggeration 0.5 --threads 1)
 expect_tokens greedy "$G/09_t3_greedy.safetensors" "$got"
+# Self-speculative decoding (the default, auto) must give upstream's tokens in every setting.
+for spec in off auto 1 3 16; do
+    got=$("$VOCIS" tokens --model "$M" --t3-cond "$G/06_t3_cond.safetensors" --text "$TEXT" --seed 0 \
+        --exaggeration 0.5 --threads 2 --speculate $spec -q)
+    expect_tokens "sampled, --speculate $spec" "$G/08_t3_sampled.safetensors" "$got"
+    got=$("$VOCIS" tokens --model "$M" --t3-cond "$G/06_t3_cond.safetensors" --text "$TEXT" --greedy \
+        --exaggeration 0.5 --threads 1 --speculate $spec -q)
+    expect_tokens "greedy, --speculate $spec" "$G/09_t3_greedy.safetensors" "$got"
+done
 
 # Built-in voice: conds.pt contents and a prefill with them (13_conds_pt).
 "$VOCIS" debug conds-pt --model "$M" --in "$G/13_conds_pt.safetensors" --out "$SCRATCH/conds.safetensors"

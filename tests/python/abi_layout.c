@@ -37,6 +37,7 @@ int main(void) {
     F(vocis_t3_options, on_token);
     F(vocis_t3_options, user);
     F(vocis_t3_options, top_k);
+    F(vocis_t3_options, speculate);
 
     S(vocis_progress);
     F(vocis_progress, stage);

@@ -176,7 +176,7 @@ static void run_free(run *o) { free(o->tokens), free(o->logits); }
 static int64_t check_same(const vx_t3_gpt2 *t, const request *r, vx_turbo_sampling s, uint64_t seed, int k,
                           int draft, const char *what) {
     s.speculate = VX_SPEC_OFF;
-    run p = generate(t, r, s, seed, VX_GPT2_DRAFT_QUANT);
+    run p = generate(t, r, s, seed, VX_DRAFT_QUANT);
     s.speculate = k;
     run q = generate(t, r, s, seed, draft);
     const size_t V = (size_t)t->speech_head.rows;
@@ -187,8 +187,8 @@ static int64_t check_same(const vx_t3_gpt2 *t, const request *r, vx_turbo_sampli
     if (p.n == q.n) CHECK_MSG(!memcmp(p.logits, q.logits, sizeof(float) * V * (size_t)p.n), "%s: logits", what);
     CHECK_MSG(!memcmp(&p.rng, &q.rng, sizeof p.rng), "%s: rng state differs", what);
     const int64_t proposed = q.rep.proposed;
-    if (draft == VX_GPT2_DRAFT_SAME) CHECK_MSG(q.rep.accepted == q.rep.proposed, "%s: a right draft rejected", what);
-    if (draft == VX_GPT2_DRAFT_CONTRARY) CHECK_MSG(q.rep.accepted == 0, "%s: a wrong draft accepted", what);
+    if (draft == VX_DRAFT_SAME) CHECK_MSG(q.rep.accepted == q.rep.proposed, "%s: a right draft rejected", what);
+    if (draft == VX_DRAFT_CONTRARY) CHECK_MSG(q.rep.accepted == 0, "%s: a wrong draft accepted", what);
     run_free(&p), run_free(&q);
     return proposed;
 }
@@ -231,24 +231,24 @@ static void test_generation(const char *folder) {
         const int k = rnd(4) == 0 ? VX_SPEC_AUTO : 1 + (int)rnd(VX_SPEC_KMAX);
         snprintf(what, sizeof what, "%s combo %d (T %g top-k %d top-p %g penalty %g max %d greedy %d k %d)", folder, c,
                  s.temperature, s.top_k, s.top_p, s.repetition_penalty, s.max_new_tokens, s.greedy, k);
-        proposed += check_same(&t, &r, s, seed, k, VX_GPT2_DRAFT_QUANT, what);
+        proposed += check_same(&t, &r, s, seed, k, VX_DRAFT_QUANT, what);
         if (c % 4 == 0) { /* a stop token that is drawn mid-way: rounds end inside their proposals */
             s.speculate = VX_SPEC_OFF;
-            run p = generate(&t, &r, s, seed, VX_GPT2_DRAFT_QUANT);
+            run p = generate(&t, &r, s, seed, VX_DRAFT_QUANT);
             const int32_t stop = t.cfg.stop_speech_token;
             if (p.n > 4) t.cfg.stop_speech_token = p.tokens[p.n / 2];
             run_free(&p);
-            check_same(&t, &r, s, seed, k, VX_GPT2_DRAFT_QUANT, "mid-way stop token");
+            check_same(&t, &r, s, seed, k, VX_DRAFT_QUANT, "mid-way stop token");
             t.cfg.stop_speech_token = stop;
         }
         if (c % 5 == 0) {
-            check_same(&t, &r, s, seed, 1 + (int)rnd(VX_SPEC_KMAX), VX_GPT2_DRAFT_SAME, "right draft");
-            check_same(&t, &r, s, seed, 1 + (int)rnd(VX_SPEC_KMAX), VX_GPT2_DRAFT_CONTRARY, "wrong draft");
+            check_same(&t, &r, s, seed, 1 + (int)rnd(VX_SPEC_KMAX), VX_DRAFT_SAME, "right draft");
+            check_same(&t, &r, s, seed, 1 + (int)rnd(VX_SPEC_KMAX), VX_DRAFT_CONTRARY, "wrong draft");
         }
         if (c % 8 == 0) { /* a cancel mid-round */
             cancel_at at = {(int)rnd(20)};
             s.on_token = on_token_cancel, s.user = &at, s.max_new_tokens = 60;
-            check_same(&t, &r, s, seed, 6, VX_GPT2_DRAFT_QUANT, "cancel");
+            check_same(&t, &r, s, seed, 6, VX_DRAFT_QUANT, "cancel");
         }
     }
     CHECK_MSG(proposed > 0, "%s: the speculative path never ran", folder);
@@ -256,7 +256,7 @@ static void test_generation(const char *folder) {
     request r;
     random_request(&t, &r);
     vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, 120, 0, NULL, NULL, NULL, 4};
-    CHECK(check_same(&t, &r, s, 3, 4, VX_GPT2_DRAFT_SAME, "right draft, k 4") >= 4 * 20);
+    CHECK(check_same(&t, &r, s, 3, 4, VX_DRAFT_SAME, "right draft, k 4") >= 4 * 20);
     vx_t3_gpt2_free(&t);
 }
 

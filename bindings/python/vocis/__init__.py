@@ -132,6 +132,8 @@ KNOBS = {
     "repetition_penalty": ("t3.repetition_penalty", float, 1e-3, 100, "repetition penalty (1.2)"),
     "max_tokens": ("t3.max_new_tokens", int, 1, 100000, "max speech tokens per chunk (1000 = 40 s)"),
     "greedy": ("t3.greedy", bool, 0, 1, "T3 argmax instead of sampling"),
+    "speculate": ("t3.speculate", int, -1, 16,
+                  "T3 self-speculative decoding: 0 = auto, -1 = off, N proposals per round (same tokens)"),
     "cfm_steps": ("cfm_steps", int, 1, 1000, "flow-matching Euler steps (10)"),
     "cfg_scale": ("vv.cfg_scale", float, 0, 100, "VibeVoice: diffusion guidance (1.3)"),
     "diffusion_steps": ("vv.diffusion_steps", int, 1, 999, "VibeVoice: DPM-Solver steps per frame (10)"),
@@ -141,7 +143,7 @@ KNOBS = {
     "crossfade_ms": ("crossfade_ms", float, 0, 1000, "overlap when joining chunks (40 ms)"),
 }
 _T3_KNOBS = ("temperature", "cfg_weight", "exaggeration", "min_p", "top_p", "top_k", "repetition_penalty",
-             "max_tokens", "greedy", "language")
+             "max_tokens", "greedy", "language", "speculate")
 
 
 def _knob_value(name, v, kind, lo, hi):
@@ -527,7 +529,7 @@ class Model:
         on_audio(samples, sample_rate) are called as work progresses; a true
         return value cancels (vocis.Cancelled). knobs: see vocis.KNOBS
         (temperature, cfg_weight, exaggeration, min_p, top_p, top_k,
-        repetition_penalty, max_tokens, greedy, language, cfm_steps,
+        repetition_penalty, max_tokens, greedy, language, speculate, cfm_steps,
         cfg_scale, diffusion_steps, max_new_tokens, max_seconds, chunk_chars,
         crossfade_ms)."""
         o = self._speak_options(seed, knobs, "speak")

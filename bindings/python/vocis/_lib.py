@@ -59,7 +59,8 @@ class T3Options(ctypes.Structure):
                 ("language", ctypes.c_char_p),
                 ("on_token", ON_TOKEN),
                 ("user", ctypes.c_void_p),
-                ("top_k", ctypes.c_int)]
+                ("top_k", ctypes.c_int),
+                ("speculate", ctypes.c_int)]
 
 
 class VVOptions(ctypes.Structure):

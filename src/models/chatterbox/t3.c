@@ -1,6 +1,7 @@
 #include "models/chatterbox/t3.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,7 +122,41 @@ vocis_status vx_t3_load_prec(vx_t3 *t3, const char *path, const vx_cb_config *cf
     return VOCIS_OK;
 }
 
+static void draft_free(vx_t3_draft *d) {
+    if (!d) return;
+    free(d->tf.layers);
+    vx_draft_mem_free(&d->mem);
+    free(d);
+}
+
+/* The one place that decides what the draft is: every linear of the
+ * backbone and the speech head quantized (vx_draft_mat). */
+static vocis_status draft_build(const vx_t3 *t3, vx_t3_draft **out, int nthreads, vx_err *err) {
+    vx_t3_draft *d = vx_calloc(err, 1, sizeof *d, "T3 draft");
+    if (!d) return VOCIS_E_NOMEM;
+    vocis_status st = vx_tf_draft(&t3->tf, &d->tf, &d->mem, nthreads, err);
+    if (!st) st = vx_draft_mat(&d->mem, &t3->speech_head, &d->speech_head, nthreads, err);
+    if (st) {
+        draft_free(d);
+        return st;
+    }
+    *out = d;
+    return VOCIS_OK;
+}
+
+static pthread_mutex_t draft_lock = PTHREAD_MUTEX_INITIALIZER;
+
+vocis_status vx_t3_draft_of(const vx_t3 *t3, const vx_t3_draft **d, int nthreads, vx_err *err) {
+    pthread_mutex_lock(&draft_lock);
+    vocis_status st = VOCIS_OK;
+    if (!t3->draft) st = draft_build(t3, &((vx_t3 *)t3)->draft, nthreads, err); /* t3 is const to its users */
+    *d = t3->draft;
+    pthread_mutex_unlock(&draft_lock);
+    return st;
+}
+
 void vx_t3_free(vx_t3 *t3) {
+    draft_free(t3->draft);
     vx_tf_free(&t3->tf);
     free(t3->owned);
     vx_weights_close(t3->w);
@@ -272,14 +307,22 @@ vocis_status vx_t3_head_logits(const vx_t3 *t3, const float *x, int nseq, int64_
 vocis_status vx_t3_generate(const vx_t3 *t3, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
                             const vx_t3_sampling *s, vx_rng *rng, int nthreads, int32_t **tokens, int *n_tokens,
                             vx_err *err) {
+    return vx_t3_generate_ex(t3, c, text_ids, n_text, s, rng, nthreads, VX_DRAFT_QUANT, NULL, tokens, n_tokens, err);
+}
+
+vocis_status vx_t3_generate_ex(const vx_t3 *t3, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
+                               const vx_t3_sampling *s, vx_rng *rng, int nthreads, int draft_kind,
+                               vx_spec_ctl *report, int32_t **tokens, int *n_tokens, vx_err *err) {
     /* a batch of one: the same code path as concurrent requests (t3_batch.c) */
     *tokens = NULL;
     *n_tokens = 0;
     vx_t3_batch *b;
     VX_TRY(vx_t3_batch_new(t3, 1, &b, err));
+    vx_t3_batch_set_draft(b, draft_kind);
     int id;
     vocis_status st = vx_t3_batch_add(b, c, text_ids, n_text, s, rng, nthreads, &id, err);
     while (!st && vx_t3_batch_active(b)) st = vx_t3_batch_step(b, nthreads, err);
+    if (!st && report) vx_t3_batch_spec_totals(b, report);
     if (!st) st = vx_t3_batch_take(b, id, tokens, n_tokens, err);
     vx_t3_batch_free(b);
     return st;

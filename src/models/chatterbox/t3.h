@@ -9,6 +9,7 @@
 
 #include "base/rng.h"
 #include "models/chatterbox/config.h"
+#include "nn/speculate.h"
 #include "nn/transformer.h"
 
 typedef struct vx_t3 {
@@ -28,7 +29,19 @@ typedef struct vx_t3 {
     vx_mat to_q, to_k, to_v, proj_out;
     float *bq, *bk, *bv, *bo;
     void *owned;
+    struct vx_t3_draft *draft; /* speculative decoding's draft (vx_t3_draft_of): built on first use */
 } vx_t3;
+
+/* The draft of T3 for speculative decoding (nn/speculate.h): the backbone
+ * and the speech head in the draft format; embeddings and norms are T3's. */
+typedef struct vx_t3_draft {
+    vx_tf tf;
+    vx_mat speech_head;
+    vx_draft_mem mem;
+} vx_t3_draft;
+/* t3's draft, built on first use and kept with t3 until vx_t3_free
+ * (thread-safe; a cache that changes no result). */
+vocis_status vx_t3_draft_of(const vx_t3 *t3, const vx_t3_draft **d, int nthreads, vx_err *err);
 
 /* Loads DIR/t3_cfg.safetensors with the hyper-parameters in cfg. */
 vocis_status vx_t3_load(vx_t3 *t3, const char *path, const vx_cb_config *cfg, vx_err *err);
@@ -60,6 +73,10 @@ typedef struct vx_t3_sampling {
     int greedy;
     int (*on_token)(void *user, int step, int32_t token); /* non-zero = cancel */
     void *user;
+    /* self-speculative decoding (nn/speculate.h): VX_SPEC_OFF, VX_SPEC_AUTO
+     * (0: on for an exact T3) or k proposals per round; the tokens are
+     * those of plain decoding either way */
+    int speculate;
 } vx_t3_sampling;
 
 /* The prefill input [nseq][cond + n_text + 2][D] (§8.4): conditioning, text
@@ -76,6 +93,11 @@ vocis_status vx_t3_head_logits(const vx_t3 *t3, const float *x, int nseq, int64_
 vocis_status vx_t3_generate(const vx_t3 *t3, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
                             const vx_t3_sampling *s, vx_rng *rng, int nthreads, int32_t **tokens, int *n_tokens,
                             vx_err *err);
+/* vx_t3_generate with a chosen draft (VX_DRAFT_*, nn/speculate.h); report
+ * (optional) receives the speculation counts (rounds, proposals, acceptance). */
+vocis_status vx_t3_generate_ex(const vx_t3 *t3, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
+                               const vx_t3_sampling *s, vx_rng *rng, int nthreads, int draft_kind,
+                               vx_spec_ctl *report, int32_t **tokens, int *n_tokens, vx_err *err);
 
 /* Random weights at the English release's dimensions, as a weight set for vx_t3_init. */
 vocis_status vx_t3_synthetic_weights(vx_dtype dt, uint64_t seed, vx_weights **out, vx_err *err);

@@ -31,8 +31,10 @@ vocis_status vx_t3_batch_add(vx_t3_batch *b, const vx_t3_cond *c, const int32_t 
 int vx_t3_batch_active(const vx_t3_batch *b);
 /* Free request slots. */
 int vx_t3_batch_free_slots(const vx_t3_batch *b);
-/* One token for every unfinished request, then one batched forward of those
- * that go on. A failure of one request (e.g. cancelled by its on_token)
+/* One round for every unfinished request: one token (plain decoding) or,
+ * when it speculates, its pending token and the draft's proposals checked
+ * in one exact forward (1 .. k + 1 tokens, the very tokens plain decoding
+ * draws), all requests' rows in ONE forward. A failure of one request (e.g. cancelled by its on_token)
  * finishes that request with its error; the status returned is for the
  * batch as a whole (out of memory, ...). */
 vocis_status vx_t3_batch_step(vx_t3_batch *b, int nthreads, vx_err *err);
@@ -40,6 +42,11 @@ int vx_t3_batch_done(const vx_t3_batch *b, int id);
 /* The finished request's tokens (malloc'd; incl. a final stop token when
  * drawn) or its error; frees the slot. */
 vocis_status vx_t3_batch_take(vx_t3_batch *b, int id, int32_t **tokens, int *n_tokens, vx_err *err);
+/* Speculative decoding (each request's vx_t3_sampling.speculate): the
+ * counts of every request so far (rounds, proposals, acceptance, tokens). */
+void vx_t3_batch_spec_totals(const vx_t3_batch *b, vx_spec_ctl *out);
+/* Tests: the draft to propose with (VX_DRAFT_*; default the quantized copy). */
+void vx_t3_batch_set_draft(vx_t3_batch *b, int draft_kind);
 /* Removes a request, finished or not, and frees its slot. */
 void vx_t3_batch_drop(vx_t3_batch *b, int id);
 

@@ -381,37 +381,23 @@ static void process(const vx_turbo_sampling *s, float *l, int V, const int32_t *
 
 /* ---- speculative decoding's draft ---- */
 
-/* The draft's copy of a matrix (vx_draft_quantize: q4, the cheapest few-row
- * format; precision.h) in memory the kernels stream; an already-q8 one (the
- * q8 precision mode) is shared. */
-static vocis_status draft_mat(vx_t3_gpt2 *d, const vx_mat *src, vx_mat *out, int nthreads, vx_err *err) {
-    if (src->dtype == VX_Q8) {
-        *out = *src;
-        return VOCIS_OK;
-    }
-    const size_t bytes = vx_draft_bytes(src->rows, src->cols);
-    void *buf = own(d, vx_alloc_streamed(bytes));
-    if (!buf) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (T3 draft, %zu bytes)", bytes);
-    *out = vx_draft_quantize(buf, src, nthreads);
-    d->draft_bytes += bytes;
-    return VOCIS_OK;
-}
-
 static void draft_free(vx_t3_gpt2 *d) {
     if (!d) return;
     for (int i = 0; i < d->n_owned; i++) free(d->owned[i]);
     free(d->owned);
+    vx_draft_mem_free(&d->draft_mem);
     free(d);
 }
 
 /* The draft: t with the four linears of every block and the speech head in
- * the draft format (draft_mat), everything else (embeddings, norms, biases) shared with t. The one
+ * the draft format (vx_draft_mat), everything else (embeddings, norms, biases) shared with t. The one
  * place that decides the draft's format. */
 static vocis_status draft_build(const vx_t3_gpt2 *t, vx_t3_gpt2 **out, int nthreads, vx_err *err) {
     vx_t3_gpt2 *d = malloc(sizeof *d);
     if (!d) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (T3 draft)");
     *d = *t;
-    d->w = NULL, d->owned = NULL, d->n_owned = 0, d->draft = NULL, d->draft_bytes = 0;
+    d->w = NULL, d->owned = NULL, d->n_owned = 0, d->draft = NULL;
+    d->draft_mem = (vx_draft_mem){0};
     vocis_status st = VOCIS_OK;
     if (!(d->layers = own(d, malloc(sizeof *d->layers * (size_t)t->n_layers))))
         st = vx_fail(err, VOCIS_E_NOMEM, "out of memory (T3 draft)");
@@ -419,12 +405,12 @@ static vocis_status draft_build(const vx_t3_gpt2 *t, vx_t3_gpt2 **out, int nthre
         const vx_gpt2_layer *a = &t->layers[l];
         vx_gpt2_layer *b = &d->layers[l];
         *b = *a;
-        if (!st) st = draft_mat(d, &a->attn, &b->attn, nthreads, err);
-        if (!st) st = draft_mat(d, &a->proj, &b->proj, nthreads, err);
-        if (!st) st = draft_mat(d, &a->fc, &b->fc, nthreads, err);
-        if (!st) st = draft_mat(d, &a->fc_proj, &b->fc_proj, nthreads, err);
+        if (!st) st = vx_draft_mat(&d->draft_mem, &a->attn, &b->attn, nthreads, err);
+        if (!st) st = vx_draft_mat(&d->draft_mem, &a->proj, &b->proj, nthreads, err);
+        if (!st) st = vx_draft_mat(&d->draft_mem, &a->fc, &b->fc, nthreads, err);
+        if (!st) st = vx_draft_mat(&d->draft_mem, &a->fc_proj, &b->fc_proj, nthreads, err);
     }
-    if (!st) st = draft_mat(d, &t->speech_head, &d->speech_head, nthreads, err);
+    if (!st) st = vx_draft_mat(&d->draft_mem, &t->speech_head, &d->speech_head, nthreads, err);
     if (st) {
         draft_free(d);
         return st;
@@ -435,9 +421,8 @@ static vocis_status draft_build(const vx_t3_gpt2 *t, vx_t3_gpt2 **out, int nthre
 
 static pthread_mutex_t draft_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* t's draft, built on first use and kept with t (a cache: it changes no
- * result; t is const to its users, so the pointer is set through a cast). */
-static vocis_status draft_of(const vx_t3_gpt2 *t, const vx_t3_gpt2 **d, int nthreads, vx_err *err) {
+/* t is const to its users, so the pointer is set through a cast. */
+vocis_status vx_t3_gpt2_draft_of(const vx_t3_gpt2 *t, const vx_t3_gpt2 **d, int nthreads, vx_err *err) {
     pthread_mutex_lock(&draft_lock);
     vocis_status st = VOCIS_OK;
     if (!t->draft) st = draft_build(t, &((vx_t3_gpt2 *)t)->draft, nthreads, err);
@@ -523,7 +508,7 @@ static int propose(gen *g, const vx_t3_gpt2 *d, int draft_kind, int k, const vx_
         vx_t3_gpt2_logits(d, g->xd, g->g, NULL, g->nthreads);
         int tok = draw(g->s, g->g, g->V, i, g->out, d->cfg.start_speech_token, &peek, g->q, g->scratch, g->tp);
         if (tok < 0) break;
-        if (draft_kind == VX_GPT2_DRAFT_CONTRARY) tok = (tok + 1) % g->V;
+        if (draft_kind == VX_DRAFT_CONTRARY) tok = (tok + 1) % g->V;
         g->out[np++ + g->n] = tok;
         if (tok == d->cfg.stop_speech_token) break;
     }
@@ -563,20 +548,15 @@ static int spec_round(gen *g, const vx_t3_gpt2 *d, int draft_kind, int k, vx_spe
     return end;
 }
 
-/* Speculation runs when asked for by number, or by auto on an exact model
- * (the bf16 and q8 modes are already fast; their own draws are kept). */
 static int speculate_on(const vx_t3_gpt2 *t, int setting) {
-    if (setting == VX_SPEC_OFF || t->n_layers == 0) return 0;
-    if (setting > 0) return 1;
-    const vx_mat *m = &t->layers[0].attn;
-    return m->dtype != VX_Q8 && !m->act_bf16;
+    return t->n_layers > 0 && vx_spec_active(setting, &t->layers[0].attn);
 }
 
 vocis_status vx_t3_gpt2_generate(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt, int n_prompt,
                                  const int32_t *text, int n_text, const vx_turbo_sampling *s, vx_rng *rng,
                                  int nthreads, int32_t **tokens, int *n_tokens, vx_err *err) {
     return vx_t3_gpt2_generate_ex(t, speaker_emb, prompt, n_prompt, text, n_text, s, rng, nthreads,
-                                  VX_GPT2_DRAFT_QUANT, NULL, tokens, n_tokens, err);
+                                  VX_DRAFT_QUANT, NULL, tokens, n_tokens, err);
 }
 
 vocis_status vx_t3_gpt2_generate_ex(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt,
@@ -606,8 +586,8 @@ vocis_status vx_t3_gpt2_generate_ex(const vx_t3_gpt2 *t, const float *speaker_em
     vx_spec_ctl_init(&ctl, speculate_on(t, s->speculate) ? s->speculate : VX_SPEC_OFF);
     const vx_t3_gpt2 *d = NULL;
     if (ctl.setting != VX_SPEC_OFF) {
-        if (draft_kind != VX_GPT2_DRAFT_QUANT) d = t; /* the test drafts: the exact model */
-        else VX_TRY(draft_of(t, &d, nthreads, err));
+        if (draft_kind != VX_DRAFT_QUANT) d = t; /* the test drafts: the exact model */
+        else VX_TRY(vx_t3_gpt2_draft_of(t, &d, nthreads, err));
     }
     const int64_t xrows = L0 > VX_SPEC_KMAX + 1 ? L0 : VX_SPEC_KMAX + 1;
     gen g = {t, s, V, max_draws, nthreads, {0}, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0};

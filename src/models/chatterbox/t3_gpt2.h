@@ -34,9 +34,9 @@ typedef struct vx_t3_gpt2 {
     void **owned;
     int n_owned;
     /* speculative decoding's draft (t3_gpt2.c draft_build): built on first
-     * use, owned; draft_bytes: the memory it added (on the draft) */
+     * use, owned; draft_mem: its quantized matrices (on the draft) */
     struct vx_t3_gpt2 *draft;
-    size_t draft_bytes;
+    vx_draft_mem draft_mem;
 } vx_t3_gpt2;
 
 /* The T3 file of a Turbo/Nano folder ("t3_turbo_v1.safetensors" or
@@ -120,12 +120,10 @@ vocis_status vx_t3_gpt2_generate(const vx_t3_gpt2 *t, const float *speaker_emb, 
                                  const int32_t *text, int n_text, const vx_turbo_sampling *s, vx_rng *rng,
                                  int nthreads, int32_t **tokens, int *n_tokens, vx_err *err);
 
-/* The draft that vx_t3_gpt2_generate_ex proposes with: the quantized copy of
- * the model (vx_t3_gpt2_generate; precision.h vx_draft_quantize), or for tests the exact model itself, whose
- * proposals are always right (SAME) or shifted by one token so that they are
- * always wrong (CONTRARY). */
-enum { VX_GPT2_DRAFT_QUANT = 0, VX_GPT2_DRAFT_SAME = 1, VX_GPT2_DRAFT_CONTRARY = 2 };
-/* vx_t3_gpt2_generate with a chosen draft; report (optional) receives the
+/* t's speculative draft, built on first use and kept with t until
+ * vx_t3_gpt2_free (thread-safe; a cache that changes no result). */
+vocis_status vx_t3_gpt2_draft_of(const vx_t3_gpt2 *t, const vx_t3_gpt2 **d, int nthreads, vx_err *err);
+/* vx_t3_gpt2_generate with a chosen draft (VX_DRAFT_*, nn/speculate.h); report (optional) receives the
  * speculation controller's totals (rounds, proposals, acceptance). */
 vocis_status vx_t3_gpt2_generate_ex(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt,
                                     int n_prompt, const int32_t *text, int n_text, const vx_turbo_sampling *s,
