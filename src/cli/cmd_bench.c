@@ -149,7 +149,21 @@ typedef struct spec_state {
     vx_spec_ctl rep; /* and its speculation totals */
     /* builds the model's draft (before the speculative runs, after the plain ones' peak memory) */
     vocis_status (*draft)(void *ctx, const vx_draft_mem **d, vx_err *err);
+    double draft_bytes; /* the draft's matrices: what one draft step reads */
 } spec_state;
+
+/* One decode token's work under speculation, from a plain step's: every verify or plain step
+ * reads the weights once and computes its rows; each proposal adds a draft step (its matrices,
+ * the same multiply-adds). The plain step's when speculation did not run. */
+static bench_work spec_token_work(const spec_state *sp, bench_work step) {
+    const vx_spec_ctl *c = &sp->rep;
+    if (sp->speculate == VX_SPEC_OFF || c->tokens <= 0) return step;
+    const double forwards = (double)(c->rounds + c->plain_steps), rows = forwards + (double)c->proposed;
+    bench_work w = step;
+    w.bytes = (forwards * step.bytes + (double)c->proposed * sp->draft_bytes) / (double)c->tokens;
+    w.flops = (rows + (double)c->proposed) * step.flops / (double)c->tokens;
+    return w;
+}
 
 /* Speculative decoding against plain decoding in the same process, same seed: plain first (its peak
  * memory is taken before the draft exists), then speculative; their rates, ratio, acceptance and tokens.
@@ -168,13 +182,15 @@ static vocis_status speculate_reps(t3_run_fn run, void *ctx, spec_state *sp, con
     sp->speculate = setting;
     const vx_draft_mem *d = NULL;
     if (!st) st = sp->draft(ctx, &d, err);
+    if (!st) sp->draft_bytes = (double)d->bytes;
     if (!st) st = t3_time_reps(run, ctx, tokens, reps, pf, dec, steps, err);
     if (!st) {
         const bench_stats spd = bench_stats_of(dec, reps), pl = bench_stats_of(dec_plain, reps);
         bench_print_stats("decode_plain", dec_plain, reps, 1, 2, "tokens/s", "%d %s steps each, speculation off",
                           *steps, step_kind);
-        printf("speculate: %s (draft: quantized linears and speech head, %.0f MiB)\n", vx_spec_name(setting),
-               d ? d->bytes / 1048576.0 : 0.0);
+        printf("speculate: %s (draft: quantized linears and speech head, %.0f MiB; the decode line's work is per "
+               "token: verify and draft reads shared by the tokens they yield)\n", vx_spec_name(setting),
+               d->bytes / 1048576.0);
         printf("speedup: %.2f x (median decode / median decode_plain)\n", pl.median > 0 ? spd.median / pl.median : 0);
         printf("accept_rate: %.3f (%lld of %lld proposals, last run)\n", vx_spec_accept_rate(&sp->rep),
                (long long)sp->rep.accepted, (long long)sp->rep.proposed);
@@ -261,13 +277,13 @@ static int bench_t3_gpt2(int variant, vx_dtype dt, const char *dtype, int prec, 
     printf("precision: %s (matrices computed as %s)\n", vx_precision_name(prec), vx_dtype_name(t.layers[0].attn.dtype));
     printf("load: %.2f s\n", t_load);
     fflush(stdout);
-    gpt2_run g = {&t, spk, prompt, n_prompt, text, text_len, threads, {speculate, NULL, 0, {0}, gpt2_draft}};
+    gpt2_run g = {&t, spk, prompt, n_prompt, text, text_len, threads, {speculate, NULL, 0, {0}, gpt2_draft, 0}};
     int steps = 0;
     if (speculate == VX_SPEC_OFF) st = t3_time_reps(gpt2_run_once, &g, tokens, reps, pf, dec, &steps, &err);
     else st = speculate_reps(gpt2_run_once, &g, &g.sp, "batch-1", tokens, reps, pf, dec, &steps, &err);
     if (!st) {
         t3_print_reps(pf, dec, reps, L0, steps, "1 row, no CFG", "batch-1", lim, gpt2_prefill_work(&t, L0),
-                      gpt2_decode_work(&t, L0 + (steps + 1) / 2.0));
+                      spec_token_work(&g.sp, gpt2_decode_work(&t, L0 + (steps + 1) / 2.0)));
         printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
         printf("rss_now: %.0f MiB\n", bench_rss_now_mib());
     }
@@ -415,7 +431,7 @@ static int bench_t3(int argc, char **argv) {
     printf("kv_cache: %s (%zu B per position per sequence)\n", vx_kv_name(t3.tf.kv_dtype == VX_BF16), vx_kv_bytes_per_token(&t3.tf));
     printf("load: %.2f s\n", t_load);
     fflush(stdout);
-    t3_run q = {&t3, &c, text, text_len + 2, threads, no_cfg ? 0.0f : 0.5f, {speculate, NULL, 0, {0}, t3_draft}};
+    t3_run q = {&t3, &c, text, text_len + 2, threads, no_cfg ? 0.0f : 0.5f, {speculate, NULL, 0, {0}, t3_draft, 0}};
     int steps = 0;
     if (speculate == VX_SPEC_OFF) st = t3_time_reps(t3_run_once, &q, tokens, reps, pf, dec, &steps, &err);
     else st = speculate_reps(t3_run_once, &q, &q.sp, no_cfg ? "single-row" : "CFG-pair", tokens, reps, pf, dec,
@@ -424,7 +440,8 @@ static int bench_t3(int argc, char **argv) {
         /* prefill positions: conditioning, start + text + stop, BOS twice */
         const int L0 = vx_t3_cond_len(&t3, &c) + text_len + 4, nseq = no_cfg ? 1 : 2;
         t3_print_reps(pf, dec, reps, L0, steps, no_cfg ? "1 row" : "2 CFG rows", no_cfg ? "single-row" : "CFG-pair",
-                      &lim, t3_prefill_work(&t3, nseq, L0, 150), t3_decode_work(&t3, nseq, L0 + (steps + 1) / 2.0));
+                      &lim, t3_prefill_work(&t3, nseq, L0, 150),
+                      spec_token_work(&q.sp, t3_decode_work(&t3, nseq, L0 + (steps + 1) / 2.0)));
         if (steps + 1 < tokens) printf("note: generation stopped at the stop token after %d steps\n", steps + 1);
         printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
         printf("rss_now: %.0f MiB\n", bench_rss_now_mib());

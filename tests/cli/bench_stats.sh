@@ -71,6 +71,15 @@ has_line t3ctx-no-limits "^limits: not measured" "$SCRATCH/t3ctx.txt"
 has_line t3ctx-prefill "^prefill: .*384 positions x 1 row.*bytes [0-9.e]+/position, flops [0-9.e]+/position\)$" \
     "$SCRATCH/t3ctx.txt"
 has_line t3ctx-decode "^decode: .*context 385 to 386; bytes [0-9.e]+/step, flops [0-9.e]+/step\)$" "$SCRATCH/t3ctx.txt"
+# speculative decoding next to plain decoding: its own lines, and the same tokens
+run t3spec "$VOCIS" bench t3 --synthetic --variant nano --tokens 12 --text-tokens 2 --reps 1 --threads 2 \
+    --speculate 3 --no-limits
+stat_line decode_plain tokens/s 1 "$SCRATCH/t3spec.txt"
+stat_line decode tokens/s 1 "$SCRATCH/t3spec.txt"
+for f in speedup accept_rate tokens_per_verify; do has_line "t3spec $f" "^$f: [0-9.]+ " "$SCRATCH/t3spec.txt"; done
+has_line t3spec-identical "^tokens_identical_to_plain: yes \(12 tokens\)" "$SCRATCH/t3spec.txt"
+has_line t3spec-decode-per-token "^decode: .*bytes [0-9.e]+/step" "$SCRATCH/t3spec.txt"
+expect_error t3spec-bad "--speculate must be off, auto or 1..16" "$VOCIS" bench t3 --synthetic --variant nano --speculate 0
 expect_error t3ctx-small "no room for the voice prompt" "$VOCIS" bench t3 --synthetic --variant nano --context 3 \
     --text-tokens 2 --no-limits
 
