@@ -89,7 +89,21 @@ typedef struct vocis_open_options {
     const char *config_path; /* optional override file for hyper-parameters (NULL = none) */
     int precision;           /* VOCIS_PRECISION_*; 0 = default (exact unless VOCIS_PRECISION says otherwise) */
     int kv_cache;            /* VOCIS_KV_*; 0 = default (float32) */
+    /* Chatterbox T3: a voice's conditioning prefix (speaker, prompt speech
+     * tokens, emotion) is computed once per (voice, exaggeration) and its
+     * K/V reused by every later request and text chunk of that voice, with
+     * the same bits as recomputing it. Memory bound in MiB, least recently
+     * used voices dropped first: 0 = default (256), -1 = no cache. */
+    int voice_cache_mb;
 } vocis_open_options;
+
+/* Counters of a model's voice-prefix cache (vocis_open_options.voice_cache_mb). */
+typedef struct vocis_voice_cache_stats {
+    int64_t hits, misses, entries, evictions;
+    size_t bytes, max_bytes;
+} vocis_voice_cache_stats;
+/* All zero for a model without one (VibeVoice, voice conversion, -1). */
+void vocis_voice_cache_stats_get(const vocis_model *m, vocis_voice_cache_stats *out);
 
 /* Open a model folder (the Hugging Face release layout): Chatterbox
  * (t3_cfg.safetensors, ...) or VibeVoice 1.5B / 7B (config.json with

@@ -121,6 +121,9 @@ vocis_status vx_api_turbo_open(vocis_model *m, const vocis_open_options *o);
 void vx_api_turbo_close(vocis_model *m);
 const char *vx_api_turbo_kind(const vocis_model *m);
 vocis_status vx_api_turbo_tokenize(vocis_model *m, const char *text, int32_t **ids, size_t *n);
+/* The Turbo/Nano T3's voice-prefix cache (vocis_open_options.voice_cache_mb). */
+vocis_status vx_api_turbo_set_voice_cache(vocis_model *m, size_t max_bytes);
+struct vx_prefix_cache *vx_api_turbo_voice_cache(const vocis_model *m);
 vocis_status vx_api_turbo_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text,
                                       const vocis_t3_options *o, int32_t **tokens, size_t *n);
 /* One chunk of speech from the text's GPT-2 ids (vx_api_turbo_tokenize). */

@@ -27,6 +27,7 @@
 #include "models/chatterbox/s3gen_flow.h"
 #include "models/chatterbox/t3.h"
 #include "models/vibevoice/generate.h"
+#include "nn/prefix_cache.h"
 #include "text/chatterbox_text.h"
 #include "text/sentences.h"
 #include "text/tokenizer.h"
@@ -34,6 +35,7 @@
 #include "models/chatterbox/turbo.h"
 
 #include "api/internal.h"
+#include "nn/prefix_cache.h"
 #include "api/limits.h"
 
 int vx_api_file_exists(const char *dir, const char *name) {
@@ -67,6 +69,28 @@ static vocis_status apply_kv(vocis_model *m, int kv, vocis_status st) {
     return VOCIS_OK;
 }
 
+#define VOICE_CACHE_DEFAULT_MB 256
+
+/* The voice-prefix cache of vocis_open_options.voice_cache_mb onto the T3 the open made. */
+static vocis_status apply_voice_cache(vocis_model *m, const vocis_open_options *o, vocis_status st) {
+    if (st) return st;
+    const int mb = o ? o->voice_cache_mb : 0;
+    if (mb < -1) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "voice cache of %d MiB (-1 = none, 0 = default)", mb);
+    const size_t bytes = mb < 0 ? 0 : (size_t)(mb ? mb : VOICE_CACHE_DEFAULT_MB) << 20;
+    if (m->has_t3) return vx_t3_set_voice_cache(&m->t3, bytes, vx_api_err(m));
+    if (m->turbo) return vx_api_turbo_set_voice_cache(m, bytes);
+    return VOCIS_OK;
+}
+
+void vocis_voice_cache_stats_get(const vocis_model *m, vocis_voice_cache_stats *out) {
+    memset(out, 0, sizeof *out);
+    if (!m) return;
+    vx_prefix_cache *c = m->has_t3 ? m->t3.prefix_cache : m->turbo ? vx_api_turbo_voice_cache(m) : NULL;
+    vx_prefix_stats st;
+    vx_prefix_cache_stats(c, &st);
+    *out = (vocis_voice_cache_stats){st.hits, st.misses, st.entries, st.evictions, st.bytes, st.max_bytes};
+}
+
 static vocis_status kv_refused(vocis_model *m, const char *family) {
     return vx_fail(vx_api_err(m), VOCIS_E_UNSUPPORTED, "a bf16 KV cache is not available for %s models (use f32)",
                    family);
@@ -89,9 +113,12 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
     snprintf(m->dir, sizeof m->dir, "%s", dir);
     if (access(dir, F_OK) != 0) return vx_fail(vx_api_err(m), VOCIS_E_IO, "%s: model folder not found", dir);
     if (vx_turbo_is_folder(dir)) /* Chatterbox-Turbo / -Nano */
-        return kv == VOCIS_KV_BF16 ? kv_refused(m, "Chatterbox-Turbo / -Nano") : vx_api_turbo_open(m, opts);
-    if (vx_mtl_is_folder(dir)) return apply_kv(m, kv, vx_api_mtl_open(m, opts)); /* Chatterbox-Multilingual */
-    if (vx_api_file_exists(dir, "t3_cfg.safetensors")) return apply_kv(m, kv, open_chatterbox(m, opts));
+        return kv == VOCIS_KV_BF16 ? kv_refused(m, "Chatterbox-Turbo / -Nano")
+                                   : apply_voice_cache(m, opts, vx_api_turbo_open(m, opts));
+    if (vx_mtl_is_folder(dir)) /* Chatterbox-Multilingual */
+        return apply_voice_cache(m, opts, apply_kv(m, kv, vx_api_mtl_open(m, opts)));
+    if (vx_api_file_exists(dir, "t3_cfg.safetensors"))
+        return apply_voice_cache(m, opts, apply_kv(m, kv, open_chatterbox(m, opts)));
     if (vx_api_file_exists(dir, "s3gen.safetensors") && !vx_api_file_exists(dir, "config.json")) {
         /* ChatterboxVC.from_local: s3gen.safetensors (+ conds.pt for the built-in target) */
         vx_cb_config_default(&m->cfg);

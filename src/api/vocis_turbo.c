@@ -34,6 +34,12 @@ vocis_status vx_api_turbo_open(vocis_model *m, const vocis_open_options *o) {
     return VOCIS_OK;
 }
 
+vocis_status vx_api_turbo_set_voice_cache(vocis_model *m, size_t max_bytes) {
+    return vx_t3_gpt2_set_voice_cache(&m->turbo->t3, max_bytes, vx_api_err(m));
+}
+
+struct vx_prefix_cache *vx_api_turbo_voice_cache(const vocis_model *m) { return m->turbo->t3.prefix_cache; }
+
 void vx_api_turbo_close(vocis_model *m) {
     if (!m->turbo) return;
     vx_t3_gpt2_free(&m->turbo->t3);

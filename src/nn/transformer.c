@@ -181,6 +181,34 @@ void vx_kv_store(vx_kv_cache *kv, int l, int seq, int64_t pos0, int64_t n, const
     if (v) memcpy(kv->v[i] + at, v, cnt * sizeof(float));
 }
 
+size_t vx_kv_span_bytes(const vx_kv_cache *kv, int64_t n) {
+    return (size_t)kv->n_layers * 2 * (size_t)n * (size_t)kv->kv_dim * kv_elem(kv->dtype);
+}
+
+/* The storage of layer l's keys (v = 0) or values (v = 1) of sequence seq. */
+static char *kv_store_of(const vx_kv_cache *kv, int l, int seq, int v) {
+    const size_t i = (size_t)l * (size_t)kv->nseq + (size_t)seq;
+    if (kv->dtype == VX_BF16) return (char *)(v ? kv->v16[i] : kv->k16[i]);
+    return (char *)(v ? kv->v[i] : kv->k[i]);
+}
+
+void vx_kv_export(const vx_kv_cache *kv, int seq, int64_t n, void *out) {
+    const size_t span = (size_t)n * (size_t)kv->kv_dim * kv_elem(kv->dtype);
+    char *o = out;
+    for (int l = 0; l < kv->n_layers; l++)
+        for (int v = 0; v < 2; v++, o += span) memcpy(o, kv_store_of(kv, l, seq, v), span);
+}
+
+vocis_status vx_kv_import(vx_kv_cache *kv, int seq, int64_t n, const void *in, vx_err *err) {
+    VX_TRY(vx_kv_reserve(kv, n, err));
+    const size_t span = (size_t)n * (size_t)kv->kv_dim * kv_elem(kv->dtype);
+    const char *p = in;
+    for (int l = 0; l < kv->n_layers; l++)
+        for (int v = 0; v < 2; v++, p += span) memcpy(kv_store_of(kv, l, seq, v), p, span);
+    kv->len[seq] = n;
+    return VOCIS_OK;
+}
+
 vocis_status vx_kv_fill_synthetic(vx_kv_cache *kv, int64_t ctx, vx_err *err) {
     const int64_t rows = 256, kd = kv->kv_dim;
     if (ctx > kv->cap) return vx_fail(err, VOCIS_E_ARG, "KV cache holds %lld positions, not %lld", (long long)kv->cap,

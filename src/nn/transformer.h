@@ -104,6 +104,13 @@ size_t vx_kv_bytes_per_token(const vx_tf *tf); /* K + V over all layers, one seq
  * reserved by the caller; len unchanged): k, v are [n][kv_dim] float32 rows
  * (either may be NULL), rounded to bf16 for a bf16 cache. */
 void vx_kv_store(vx_kv_cache *kv, int l, int seq, int64_t pos0, int64_t n, const float *k, const float *v);
+/* A sequence's first n positions as one block (per layer: keys, then values,
+ * [n][kv_dim] each, in the cache's dtype), vx_kv_span_bytes(kv, n) long:
+ * export copies them out; import copies them into sequence seq (reserving
+ * capacity) and sets its length to n. */
+size_t vx_kv_span_bytes(const vx_kv_cache *kv, int64_t n);
+void vx_kv_export(const vx_kv_cache *kv, int seq, int64_t n, void *out);
+vocis_status vx_kv_import(vx_kv_cache *kv, int seq, int64_t n, const void *in, vx_err *err);
 /* Benchmarks: every sequence holds `ctx` positions of a fixed filler pattern
  * (capacity reserved by the caller; the cost of attention does not depend on
  * the values). */

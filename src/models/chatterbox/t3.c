@@ -7,6 +7,7 @@
 
 #include "kernels/precision.h"
 #include "models/chatterbox/t3_batch.h"
+#include "nn/prefix_cache.h"
 #include "nn/sampling.h"
 
 /* ---- loading ---- */
@@ -155,7 +156,16 @@ vocis_status vx_t3_draft_of(const vx_t3 *t3, const vx_t3_draft **d, int nthreads
     return st;
 }
 
+vocis_status vx_t3_set_voice_cache(vx_t3 *t3, size_t max_bytes, vx_err *err) {
+    vx_prefix_cache_free(t3->prefix_cache);
+    t3->prefix_cache = NULL;
+    if (max_bytes && !(t3->prefix_cache = vx_prefix_cache_new(max_bytes)))
+        return vx_fail(err, VOCIS_E_NOMEM, "out of memory (voice cache)");
+    return VOCIS_OK;
+}
+
 void vx_t3_free(vx_t3 *t3) {
+    vx_prefix_cache_free(t3->prefix_cache);
     draft_free(t3->draft);
     vx_tf_free(&t3->tf);
     free(t3->owned);
@@ -267,28 +277,42 @@ int vx_t3_clean_tokens(const vx_t3 *t3, int32_t *tokens, int n) {
     return m;
 }
 
-vocis_status vx_t3_prefill_embeds(const vx_t3 *t3, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
-                                  int nseq, float *x, int nthreads, vx_err *err) {
-    const int D = t3->dim, lc = vx_t3_cond_len(t3, c);
-    const int64_t L0 = lc + n_text + 2;
-    int len_cond;
-    /* row 0: [cond][text + pos][bos + pos0][bos + pos0]; row 1 the same with text embeddings zeroed */
-    VX_TRY(vx_t3_cond_encode(t3, c, x, &len_cond, NULL, NULL, nthreads, err));
+void vx_t3_text_embeds(const vx_t3 *t3, const int32_t *text_ids, int n_text, int nseq, float *x) {
+    const int D = t3->dim;
+    const int64_t n = n_text + 2;
+    /* row 0: [text + pos][bos + pos0][bos + pos0]; row 1 the same with text embeddings zeroed */
     for (int i = 0; i < n_text; i++) {
-        float *r = x + (size_t)(lc + i) * D;
+        float *r = x + (size_t)i * D;
         vx_t3_embed(&t3->text_emb, text_ids[i], r, 0);
         vx_t3_embed(&t3->text_pos, i, r, 1);
     }
     for (int b = 0; b < 2; b++) {
-        float *r = x + (size_t)(lc + n_text + b) * D;
+        float *r = x + (size_t)(n_text + b) * D;
         vx_t3_embed(&t3->speech_emb, t3->cfg.start_speech_token, r, 0);
         vx_t3_embed(&t3->speech_pos, 0, r, 1);
     }
     if (nseq == 2) {
-        float *u = x + (size_t)L0 * D;
-        memcpy(u, x, sizeof(float) * (size_t)L0 * D);
-        for (int i = 0; i < n_text; i++) vx_t3_embed(&t3->text_pos, i, u + (size_t)(lc + i) * D, 0);
+        float *u = x + (size_t)n * D;
+        memcpy(u, x, sizeof(float) * (size_t)n * D);
+        for (int i = 0; i < n_text; i++) vx_t3_embed(&t3->text_pos, i, u + (size_t)i * D, 0);
     }
+}
+
+vocis_status vx_t3_prefill_embeds(const vx_t3 *t3, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
+                                  int nseq, float *x, int nthreads, vx_err *err) {
+    const int D = t3->dim, lc = vx_t3_cond_len(t3, c);
+    const int64_t L0 = lc + n_text + 2, n = n_text + 2;
+    int len_cond;
+    VX_TRY(vx_t3_cond_encode(t3, c, x, &len_cond, NULL, NULL, nthreads, err));
+    float *t = vx_malloc(err, sizeof(float) * (size_t)nseq * (size_t)n * D, "T3 prefill");
+    if (!t) return VOCIS_E_NOMEM;
+    vx_t3_text_embeds(t3, text_ids, n_text, nseq, t);
+    for (int s = 0; s < nseq; s++) {
+        float *row = x + (size_t)s * L0 * D;
+        if (s) memcpy(row, x, sizeof(float) * (size_t)lc * D);
+        memcpy(row + (size_t)lc * D, t + (size_t)s * n * D, sizeof(float) * (size_t)n * D);
+    }
+    free(t);
     return VOCIS_OK;
 }
 

@@ -30,7 +30,13 @@ typedef struct vx_t3 {
     float *bq, *bk, *bv, *bo;
     void *owned;
     struct vx_t3_draft *draft; /* speculative decoding's draft (vx_t3_draft_of): built on first use */
+    /* voices' conditioning-prefix K/V, reused by every request of a voice
+     * (nn/prefix_cache.h; NULL = none); owned, see vx_t3_set_voice_cache */
+    struct vx_prefix_cache *prefix_cache;
 } vx_t3;
+
+/* Gives t3 a voice-prefix cache of at most max_bytes (0 = none). */
+vocis_status vx_t3_set_voice_cache(vx_t3 *t3, size_t max_bytes, vx_err *err);
 
 /* The draft of T3 for speculative decoding (nn/speculate.h): the backbone
  * and the speech head in the draft format; embeddings and norms are T3's. */
@@ -83,6 +89,10 @@ typedef struct vx_t3_sampling {
  * with positions (row 1: text embeddings zeroed), BOS twice at speech position 0. */
 vocis_status vx_t3_prefill_embeds(const vx_t3 *t3, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
                                   int nseq, float *x, int nthreads, vx_err *err);
+/* The prefill's rows after the conditioning, [nseq][n_text + 2][D]: text with
+ * positions (row 1: text embeddings zeroed), BOS twice at speech position 0.
+ * The conditioning rows are the same in both CFG rows. */
+void vx_t3_text_embeds(const vx_t3 *t3, const int32_t *text_ids, int n_text, int nseq, float *x);
 /* logits[s][V] = speech_head(final_norm(last row of sequence s)), x: [nseq][n][D]. */
 vocis_status vx_t3_head_logits(const vx_t3 *t3, const float *x, int nseq, int64_t n, float *logits, int nthreads,
                                vx_err *err);

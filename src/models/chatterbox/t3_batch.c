@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/threads.h"
+#include "nn/prefix_cache.h"
 #include "nn/sampling.h"
 
 typedef struct req {
@@ -141,6 +142,67 @@ static vocis_status check_request(const vx_t3 *t3, const int32_t *text_ids, int 
     return VOCIS_OK;
 }
 
+/* What a voice's conditioning prefix is computed from: the model's cache
+ * dtype and the T3Cond (speaker embedding, prompt tokens, exaggeration). */
+static void prefix_key(const vx_t3 *t3, const vx_t3_cond *c, vx_keybuf *k) {
+    const int32_t head[4] = {0x7433 /* "t3" */, (int32_t)t3->tf.kv_dtype, t3->speaker_dim,
+                             c->prompt_tokens ? c->n_prompt : 0};
+    vx_keybuf_add(k, head, sizeof head);
+    vx_keybuf_add(k, c->speaker_emb, sizeof(float) * (size_t)t3->speaker_dim);
+    if (c->prompt_tokens) vx_keybuf_add(k, c->prompt_tokens, sizeof(int64_t) * (size_t)c->n_prompt);
+    vx_keybuf_add(k, &c->emotion_adv, sizeof c->emotion_adv);
+}
+
+typedef struct prefix_in {
+    vx_kv_cache *kv;
+    const int *seqs;
+    int nseq;
+    int64_t len;
+    vocis_status st;
+    vx_err *err;
+} prefix_in;
+
+static void prefix_import(void *user, const void *value, size_t n) {
+    prefix_in *p = user;
+    if (n != vx_kv_span_bytes(p->kv, p->len)) {
+        p->st = vx_fail(p->err, VOCIS_E_INTERNAL, "voice cache entry of %zu bytes, expected %zu", n,
+                        vx_kv_span_bytes(p->kv, p->len));
+        return;
+    }
+    for (int i = 0; i < p->nseq && !p->st; i++) p->st = vx_kv_import(p->kv, p->seqs[i], p->len, value, p->err);
+}
+
+/* The conditioning prefix's K/V into the request's sequences (the CFG rows
+ * share it): from the model's voice cache, else computed as its own
+ * forward of one sequence and cached. Always its own forward, so a cached
+ * prefix has the bits of a computed one. */
+static vocis_status prefill_prefix(vx_t3_batch *b, const vx_t3_cond *c, const int *seqs, int nseq, int nthreads,
+                                   vx_err *err) {
+    const vx_t3 *t3 = b->t3;
+    const int lc = vx_t3_cond_len(t3, c);
+    vx_keybuf key = {0};
+    if (t3->prefix_cache) prefix_key(t3, c, &key);
+    prefix_in in = {&b->kv, seqs, nseq, lc, VOCIS_OK, err};
+    if (key.n && vx_prefix_cache_get(t3->prefix_cache, key.p, key.n, prefix_import, &in)) {
+        vx_keybuf_free(&key);
+        return in.st;
+    }
+    float *x = vx_malloc(err, sizeof(float) * (size_t)lc * (size_t)t3->dim, "T3 conditioning");
+    void *span = x ? vx_malloc(err, vx_kv_span_bytes(&b->kv, lc), "T3 conditioning K/V") : NULL;
+    int len_cond;
+    vocis_status st = span ? VOCIS_OK : VOCIS_E_NOMEM;
+    if (!st) st = vx_t3_cond_encode(t3, c, x, &len_cond, NULL, NULL, nthreads, err);
+    if (!st) st = vx_tf_forward(&t3->tf, &b->kv, seqs, 1, lc, x, nthreads, NULL, NULL, err);
+    if (!st) {
+        vx_kv_export(&b->kv, seqs[0], lc, span);
+        if (nseq == 2) st = vx_kv_import(&b->kv, seqs[1], lc, span, err);
+        if (!st && key.n) vx_prefix_cache_put(t3->prefix_cache, key.p, key.n, span, vx_kv_span_bytes(&b->kv, lc));
+    }
+    free(x), free(span);
+    vx_keybuf_free(&key);
+    return st;
+}
+
 vocis_status vx_t3_batch_add(vx_t3_batch *b, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
                              const vx_t3_sampling *s, vx_rng *rng, int nthreads, int *id, vx_err *err) {
     *id = -1;
@@ -157,21 +219,24 @@ vocis_status vx_t3_batch_add(vx_t3_batch *b, const vx_t3_cond *c, const int32_t 
     q->nseq = s->cfg_weight > 0 ? 2 : 1;
     q->max_new = s->max_new_tokens > t3->speech_pos.rows - 1 ? (int)t3->speech_pos.rows - 1 : s->max_new_tokens;
     const int D = t3->dim, V = (int)t3->speech_head.rows;
-    const int64_t L0 = vx_t3_cond_len(t3, c) + n_text + 2;
     q->out = malloc(sizeof(int32_t) * (size_t)(q->max_new + 1));
     q->hist = malloc(sizeof(int32_t) * (size_t)(q->max_new + 2 + VX_SPEC_KMAX));
     vx_spec_ctl_init(&q->ctl, t3->tf.n_layers > 0 && vx_spec_active(s->speculate, &t3->tf.layers[0].q)
                                   ? s->speculate
                                   : VX_SPEC_OFF);
     q->logits = malloc(sizeof(float) * (size_t)q->nseq * V);
-    float *x = vx_calloc(err, (size_t)q->nseq * L0 * D, sizeof(float), "T3 prefill");
+    const int64_t n = n_text + 2; /* after the conditioning prefix */
+    float *x = vx_calloc(err, (size_t)q->nseq * n * D, sizeof(float), "T3 prefill");
     vocis_status st = VOCIS_OK;
     if (!q->out || !q->hist || !q->logits || !x) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     const int seqs[2] = {2 * k, 2 * k + 1};
     for (int i = 0; i < 2; i++) vx_kv_reset(&b->kv, seqs[i]);
-    if (!st) st = vx_t3_prefill_embeds(t3, c, text_ids, n_text, q->nseq, x, nthreads, err);
-    if (!st) st = vx_tf_forward(&t3->tf, &b->kv, seqs, q->nseq, L0, x, nthreads, NULL, NULL, err);
-    if (!st) st = vx_t3_head_logits(t3, x, q->nseq, L0, q->logits, nthreads, err);
+    if (!st) st = prefill_prefix(b, c, seqs, q->nseq, nthreads, err);
+    if (!st) {
+        vx_t3_text_embeds(t3, text_ids, n_text, q->nseq, x);
+        st = vx_tf_forward(&t3->tf, &b->kv, seqs, q->nseq, n, x, nthreads, NULL, NULL, err);
+    }
+    if (!st) st = vx_t3_head_logits(t3, x, q->nseq, n, q->logits, nthreads, err);
     free(x);
     if (st) {
         req_release(b, k);

@@ -15,6 +15,7 @@
 #include "kernels/kernels.h"
 #include "base/hugemem.h"
 #include "kernels/precision.h"
+#include "nn/prefix_cache.h"
 #include "nn/sampling.h"
 #include "models/chatterbox/t3.h"
 #include "nn/transformer.h"
@@ -202,7 +203,16 @@ vocis_status vx_t3_gpt2_load(vx_t3_gpt2 *t, const char *dir, const vx_cb_config 
 
 static void draft_free(vx_t3_gpt2 *d);
 
+vocis_status vx_t3_gpt2_set_voice_cache(vx_t3_gpt2 *t, size_t max_bytes, vx_err *err) {
+    vx_prefix_cache_free(t->prefix_cache);
+    t->prefix_cache = NULL;
+    if (max_bytes && !(t->prefix_cache = vx_prefix_cache_new(max_bytes)))
+        return vx_fail(err, VOCIS_E_NOMEM, "out of memory (voice cache)");
+    return VOCIS_OK;
+}
+
 void vx_t3_gpt2_free(vx_t3_gpt2 *t) {
+    vx_prefix_cache_free(t->prefix_cache);
     draft_free(t->draft);
     for (int i = 0; i < t->n_owned; i++) free(t->owned[i]);
     free(t->owned);
@@ -431,6 +441,66 @@ vocis_status vx_t3_gpt2_draft_of(const vx_t3_gpt2 *t, const vx_t3_gpt2 **d, int 
     return st;
 }
 
+/* ---- the voice prefix ---- */
+
+/* A sequence's first n positions, per layer keys then values ([n][D] f32 each). */
+static size_t kv_span_bytes(const vx_t3_gpt2 *t, int64_t n) {
+    return (size_t)t->n_layers * 2 * (size_t)n * (size_t)t->dim * sizeof(float);
+}
+
+typedef struct prefix_in {
+    const vx_t3_gpt2 *t;
+    vx_gpt2_kv *kv;
+    int64_t len;
+    int ok;
+} prefix_in;
+
+static void prefix_import(void *user, const void *value, size_t n) {
+    prefix_in *p = user;
+    const size_t span = (size_t)p->len * (size_t)p->t->dim;
+    if (n != kv_span_bytes(p->t, p->len)) return; /* a foreign entry: recompute */
+    const float *v = value;
+    for (int l = 0; l < p->t->n_layers; l++, v += 2 * span) {
+        memcpy(p->kv->k + (size_t)l * p->kv->cap * p->t->dim, v, span * sizeof(float));
+        memcpy(p->kv->v + (size_t)l * p->kv->cap * p->t->dim, v + span, span * sizeof(float));
+    }
+    p->kv->len = p->len;
+    p->ok = 1;
+}
+
+/* The voice prefix (speaker row and prompt tokens, x[0..lc)) into the empty
+ * kv: from the voice cache, else as its own forward (x's rows are used up)
+ * and cached. Always its own forward, so a cached prefix has the bits of a
+ * computed one. */
+static vocis_status prefill_prefix(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, float *x, int64_t lc, const float *speaker_emb,
+                                   const int64_t *prompt, int n_prompt, int nthreads, vx_err *err) {
+    vx_keybuf key = {0};
+    if (t->prefix_cache) {
+        const int32_t head[3] = {0x7432 /* "t2" */, t->speaker_dim, n_prompt};
+        vx_keybuf_add(&key, head, sizeof head);
+        vx_keybuf_add(&key, speaker_emb, sizeof(float) * (size_t)t->speaker_dim);
+        if (n_prompt > 0) vx_keybuf_add(&key, prompt, sizeof(int64_t) * (size_t)n_prompt);
+    }
+    prefix_in in = {t, kv, lc, 0};
+    if (key.n && lc <= kv->cap && vx_prefix_cache_get(t->prefix_cache, key.p, key.n, prefix_import, &in) && in.ok) {
+        vx_keybuf_free(&key);
+        return VOCIS_OK;
+    }
+    vocis_status st = vx_t3_gpt2_forward(t, kv, lc, x, NULL, nthreads, err);
+    if (!st && key.n) {
+        const size_t span = (size_t)lc * (size_t)t->dim;
+        float *v = malloc(kv_span_bytes(t, lc)), *o = v;
+        for (int l = 0; v && l < t->n_layers; l++, o += 2 * span) {
+            memcpy(o, kv->k + (size_t)l * kv->cap * t->dim, span * sizeof(float));
+            memcpy(o + span, kv->v + (size_t)l * kv->cap * t->dim, span * sizeof(float));
+        }
+        if (v) vx_prefix_cache_put(t->prefix_cache, key.p, key.n, v, kv_span_bytes(t, lc));
+        free(v);
+    }
+    vx_keybuf_free(&key);
+    return st;
+}
+
 /* ---- generation ---- */
 
 /* One draw of plain decoding from raw logits l (overwritten): the
@@ -605,7 +675,9 @@ vocis_status vx_t3_gpt2_generate_ex(const vx_t3_gpt2 *t, const float *speaker_em
     if ((st = vx_t3_gpt2_prefill_embeds(t, speaker_emb, prompt, n_prompt, text, n_text, g.x, nthreads, err)))
         goto done;
     if ((st = vx_gpt2_kv_init(&g.kv, t, L0 + max_draws, err))) goto done;
-    if ((st = vx_t3_gpt2_forward(t, &g.kv, L0, g.x, NULL, nthreads, err))) goto done;
+    const int64_t lc = vx_t3_gpt2_cond_len(n_prompt); /* the voice prefix, then text and BOS */
+    if ((st = prefill_prefix(t, &g.kv, g.x, lc, speaker_emb, prompt, n_prompt, nthreads, err))) goto done;
+    if ((st = vx_t3_gpt2_forward(t, &g.kv, L0 - lc, g.x + (size_t)lc * D, NULL, nthreads, err))) goto done;
     vx_t3_gpt2_logits(t, g.x + (size_t)(L0 - 1) * D, g.l, NULL, nthreads);
     int end = emit(&g, g.l, rng, &st, err);
     while (!end) {

@@ -37,7 +37,13 @@ typedef struct vx_t3_gpt2 {
      * use, owned; draft_mem: its quantized matrices (on the draft) */
     struct vx_t3_gpt2 *draft;
     vx_draft_mem draft_mem;
+    /* voices' prefix K/V (speaker + prompt tokens), reused by every request
+     * of a voice (nn/prefix_cache.h; NULL = none); owned, see vx_t3_gpt2_set_voice_cache */
+    struct vx_prefix_cache *prefix_cache;
 } vx_t3_gpt2;
+
+/* Gives t a voice-prefix cache of at most max_bytes (0 = none). */
+vocis_status vx_t3_gpt2_set_voice_cache(vx_t3_gpt2 *t, size_t max_bytes, vx_err *err);
 
 /* The T3 file of a Turbo/Nano folder ("t3_turbo_v1.safetensors" or
  * "t3_nano_v1.safetensors"), NULL when the folder has neither. Both at once
