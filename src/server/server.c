@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +46,9 @@ void vx_server_config_default(vx_server_config *c) {
     c->max_upload = 16 << 20;
     c->request_timeout = 300;
     c->idle_timeout = 30;
+    c->header_timeout = 10;
+    c->body_timeout = 60;
+    c->max_header_kb = 32;
     c->max_connections = 64;
 }
 
@@ -52,6 +56,18 @@ void vx_server_config_default(vx_server_config *c) {
 
 typedef struct server server;
 typedef struct job job;
+
+/* An open connection as the guard sees it (socket context of libmicrohttpd's
+ * connection notifications): what it is doing and until when it may. */
+enum { CONN_HEADERS, CONN_BODY, CONN_ACTIVE };
+typedef struct conn {
+    struct conn *prev, *next;
+    int fd;
+    int phase;       /* CONN_*: sending headers / sending the body / being answered */
+    double since;    /* start of the phase */
+    double deadline; /* for CONN_HEADERS and CONN_BODY: closed when passed */
+    int dropped;     /* shut down by the guard: its thread is closing it */
+} conn;
 
 typedef struct srv_model {
     char name[128];
@@ -128,6 +144,12 @@ struct server {
     double rtf_sum;
     unsigned long long rtf_n;
     atomic_int inflight_conns;
+    /* connection guard: every open connection, oldest first (cmu) */
+    pthread_mutex_t cmu;
+    conn *conns_head, *conns_tail;
+    int n_conns;                               /* open and not dropped */
+    unsigned long long dropped_slow, dropped_full; /* past their deadline / for a new connection */
+    pthread_t guard_thr;
 };
 
 typedef struct rq {
@@ -747,6 +769,113 @@ static char *voices_json(server *s) {
     return js;
 }
 
+/* ---- connection guard ----
+ * libmicrohttpd's own timeout is an idle one that every byte resets, so a client
+ * sending its request a byte a second would hold a connection (and its thread)
+ * for ever, and once --max-connections of them are open nothing more is
+ * accepted, /health included. The guard closes a connection whose headers are
+ * not in within header_timeout of its start, or whose body is not in within
+ * body_timeout of its headers, and keeps the last eighth of the connections
+ * for new arrivals: once the others are taken, each new connection closes the
+ * oldest one still sending its request. One whose whole headers wait unread in
+ * the socket (a health probe accepted in a burst of slow clients, its thread
+ * not yet run) is not slow and is kept, as is one younger than CONN_GRACE_S
+ * (its request may still be on the way). Shutting the socket down makes the
+ * connection's thread close it; the fd stays valid while cmu is held, as
+ * libmicrohttpd notifies the close (conn_notify) before closing the fd. */
+
+#define CONN_GRACE_S 0.02
+
+/* connections that may be open before a new one closes an old one */
+static int conn_quota(const vx_server_config *c) { return c->max_connections - (c->max_connections + 7) / 8; }
+
+/* 1 when a whole request head waits in the socket, unread */
+static int headers_waiting(int fd) {
+    char b[8192];
+    const ssize_t n = recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT);
+    return n > 0 && memmem(b, (size_t)n, "\r\n\r\n", 4) != NULL;
+}
+
+/* the oldest connection still sending its request, or NULL (cmu held) */
+static conn *conn_slowest(server *s, double now) {
+    for (conn *k = s->conns_head; k; k = k->next)
+        if (!k->dropped && k->phase != CONN_ACTIVE && now - k->since >= CONN_GRACE_S &&
+            !(k->phase == CONN_HEADERS && headers_waiting(k->fd)))
+            return k;
+    return NULL;
+}
+
+static void conn_drop(server *s, conn *k, int for_new) {
+    shutdown(k->fd, SHUT_RDWR);
+    k->dropped = 1;
+    s->n_conns--;
+    if (for_new) s->dropped_full++;
+    else s->dropped_slow++;
+}
+
+static void conn_notify(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_ConnectionNotificationCode code) {
+    server *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        conn *k = *ctx;
+        if (!k) return;
+        pthread_mutex_lock(&s->cmu);
+        if (k->prev) k->prev->next = k->next;
+        else s->conns_head = k->next;
+        if (k->next) k->next->prev = k->prev;
+        else s->conns_tail = k->prev;
+        if (!k->dropped) s->n_conns--;
+        pthread_mutex_unlock(&s->cmu);
+        free(k);
+        *ctx = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    conn *k = ci ? calloc(1, sizeof *k) : NULL;
+    *ctx = k;
+    if (!k) return; /* unguarded: libmicrohttpd's idle timeout still applies */
+    k->fd = ci->connect_fd;
+    k->phase = CONN_HEADERS;
+    k->since = vx_now_s();
+    k->deadline = k->since + s->cfg->header_timeout;
+    pthread_mutex_lock(&s->cmu);
+    conn *old = s->n_conns >= conn_quota(s->cfg) ? conn_slowest(s, k->since) : NULL;
+    if (old) conn_drop(s, old, 1);
+    k->prev = s->conns_tail;
+    if (s->conns_tail) s->conns_tail->next = k;
+    else s->conns_head = k;
+    s->conns_tail = k;
+    s->n_conns++;
+    pthread_mutex_unlock(&s->cmu);
+}
+
+/* The connection of c enters phase, which it may stay in for timeout seconds (CONN_ACTIVE: no limit). */
+static void conn_phase(server *s, struct MHD_Connection *c, int phase, double timeout) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    conn *k = ci ? ci->socket_context : NULL;
+    if (!k) return;
+    pthread_mutex_lock(&s->cmu);
+    k->phase = phase;
+    k->since = vx_now_s();
+    k->deadline = k->since + timeout;
+    pthread_mutex_unlock(&s->cmu);
+}
+
+static void *guard_main(void *arg) {
+    server *s = arg;
+    while (!atomic_load(&s->quit_workers)) {
+        usleep(20 * 1000);
+        const double now = vx_now_s();
+        pthread_mutex_lock(&s->cmu);
+        for (conn *k = s->conns_head; k; k = k->next)
+            if (!k->dropped && k->phase != CONN_ACTIVE && now > k->deadline) conn_drop(s, k, 0);
+        /* a burst that took the reserve while every other connection was young: new ones
+         * wait in the listen queue until this makes room */
+        for (conn *k; s->n_conns > conn_quota(s->cfg) && (k = conn_slowest(s, now));) conn_drop(s, k, 1);
+        pthread_mutex_unlock(&s->cmu);
+    }
+    return NULL;
+}
+
 /* ---- handlers ---- */
 
 static enum MHD_Result job_error(struct MHD_Connection *c, rq *q, job *j) {
@@ -1082,6 +1211,14 @@ static char *metrics_text(server *s) {
     P("# HELP vocis_in_flight Requests being synthesised.\n# TYPE vocis_in_flight gauge\nvocis_in_flight %d\n", inflight);
     P("# HELP vocis_connections Open HTTP requests.\n# TYPE vocis_connections gauge\nvocis_connections %d\n",
       atomic_load(&s->inflight_conns));
+    pthread_mutex_lock(&s->cmu);
+    const unsigned long long slow = s->dropped_slow, full = s->dropped_full;
+    pthread_mutex_unlock(&s->cmu);
+    P("# HELP vocis_connections_dropped_total Connections closed while sending their request: past the header or "
+      "body time limit (slow), or to make room for a new connection (full).\n"
+      "# TYPE vocis_connections_dropped_total counter\n"
+      "vocis_connections_dropped_total{reason=\"slow\"} %llu\nvocis_connections_dropped_total{reason=\"full\"} %llu\n",
+      slow, full);
     P("# HELP vocis_ready 1 when /ready answers 200.\n# TYPE vocis_ready gauge\nvocis_ready %d\n", ready(s));
 #undef P
     return b;
@@ -1186,6 +1323,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         q->route = vx_srv_route(url, &q->arg);
         q->limit = q->route == VX_R_VOICES ? s->cfg->max_upload : s->cfg->max_body;
         cors_origin(c, s, q->cors, sizeof q->cors);
+        conn_phase(s, c, CONN_BODY, s->cfg->body_timeout);
         if (q->route == VX_R_NONE) return fail(c, q, 404, "not_found", NULL, "no such route");
         if (!strcmp(method, "OPTIONS")) return preflight(c, q);
         if (!vx_srv_method_ok(q->route, method)) {
@@ -1228,6 +1366,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     if (q->responded) return MHD_YES;
+    conn_phase(s, c, CONN_ACTIVE, 0);
     if (q->too_big) {
         vx_srv_error e;
         vx_srv_seterr(&e, 413, "request_too_large", NULL, "the request body is larger than %zu bytes", q->limit);
@@ -1292,6 +1431,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     free(q->body);
     free(q);
     atomic_fetch_sub(&s->inflight_conns, 1);
+    /* keep-alive: the next request's headers are due after the idle time and the header time */
+    conn_phase(s, c, CONN_HEADERS, s->cfg->idle_timeout + s->cfg->header_timeout);
 }
 
 /* ---- run ---- */
@@ -1383,6 +1524,7 @@ int vx_server_run(const vx_server_config *cfg) {
     memset(s, 0, sizeof *s);
     s->cfg = cfg;
     pthread_mutex_init(&s->mmu, NULL);
+    pthread_mutex_init(&s->cmu, NULL);
     if (cfg->n_models < 1 || cfg->n_models > VX_SRV_MAX_MODELS) {
         fprintf(stderr, "vocis serve: give 1 to %d --model folders\n", VX_SRV_MAX_MODELS);
         return 2;
@@ -1459,6 +1601,9 @@ int vx_server_run(const vx_server_config *cfg) {
         }
     }
 
+    /* select, not poll: at the connection limit libmicrohttpd's select loop stops accepting (new
+     * connections wait in the listen queue until the guard makes room), its poll loop accepts and
+     * resets them; hence --max-connections stays under FD_SETSIZE */
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
     struct sockaddr_storage sa;
     if (resolve_host(cfg->host, cfg->port, &sa)) {
@@ -1467,11 +1612,18 @@ int vx_server_run(const vx_server_config *cfg) {
     }
     if (sa.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
     s->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT,
-                            (unsigned)cfg->idle_timeout, MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-                            MHD_OPTION_END);
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout, MHD_OPTION_CONNECTION_LIMIT,
+                            (unsigned)cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_per_ip,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->max_header_kb << 10, MHD_OPTION_END);
     if (!s->d) {
         fprintf(stderr, "vocis serve: cannot listen on %s:%d: %s\n", cfg->host, cfg->port, strerror(errno));
+        shutdown_models(s);
+        return 1;
+    }
+    if (pthread_create(&s->guard_thr, NULL, guard_main, s)) {
+        fprintf(stderr, "vocis serve: cannot start the connection guard thread\n");
+        MHD_stop_daemon(s->d);
         shutdown_models(s);
         return 1;
     }
@@ -1503,7 +1655,8 @@ int vx_server_run(const vx_server_config *cfg) {
     atomic_store(&s->hard_stop, 1);
     for (int i = 0; i < 50 && !all_idle(s); i++) usleep(100 * 1000);
     MHD_stop_daemon(s->d);
-    shutdown_models(s);
+    shutdown_models(s); /* also ends the guard (quit_workers) */
+    pthread_join(s->guard_thr, NULL);
     close(stop_pipe[0]);
     close(stop_pipe[1]);
     fprintf(stderr, "vocis serve: stopped\n");
