@@ -8,8 +8,9 @@ vocis_script_test(server_soak server/soak.sh)
 vocis_script_test(server_models server/serve_models.sh)
 vocis_script_test(server_warnings server/warnings.sh)
 vocis_script_test(server_http server/serve_http.sh)
+vocis_script_test(server_multi_speaker server/multi_speaker.sh)
 set_tests_properties(server_api server_openai_npm server_webpage server_scale_out server_soak server_models
-                     server_warnings server_http PROPERTIES LABELS "cli;server"
+                     server_warnings server_http server_multi_speaker PROPERTIES LABELS "cli;server"
                      RUN_SERIAL ON)
 
 # the pure request helpers: the limits shared with vocis speak, client-safe error messages

@@ -32,6 +32,7 @@
 #include "api/limits.h"
 #include "base/threads.h"
 #include "io/outfile.h"
+#include "models/vibevoice/processor.h"
 #include "server/server.h"
 #include "vocis.h"
 
@@ -98,6 +99,7 @@ struct job {
     vx_speech_req req;
     char voice_path[1200]; /* "" = built-in */
     char ref_path[1200];   /* the saved recording of that voice ("" = none): cloned when voice_path is for another model */
+    char (*script_voice)[1200]; /* NULL, or VibeVoice: the recordings of req.voices[0 .. req.n_voices) (malloc'd) */
     /* clone */
     char upload_path[1200], voice_out[1200];
     float clone_exaggeration;
@@ -193,6 +195,7 @@ static void job_unref(job *j) {
     pthread_mutex_unlock(&j->mu);
     if (r) return;
     vx_speech_req_free(&j->req);
+    free(j->script_voice);
     free(j->out);
     free(j->pend);
     pthread_mutex_destroy(&j->mu);
@@ -239,7 +242,7 @@ static void job_client_error(const job *j, vx_srv_error *e) {
         return;
     }
     const char *msg = j->errmsg[0] ? j->errmsg : "failed";
-    const int own_voice = j->voice_path[0] || j->upload_path[0]; /* a saved or uploaded voice */
+    const int own_voice = j->voice_path[0] || j->upload_path[0] || j->script_voice; /* a saved or uploaded voice */
     int status = 500;
     switch (j->st) {
     case VOCIS_E_CANCELLED: status = 503; break;
@@ -255,8 +258,9 @@ static void job_client_error(const job *j, vx_srv_error *e) {
                        : status == 500 ? "synthesis_failed"
                        : voice_err     ? "invalid_voice"
                                        : "invalid_request";
-    const char *paths[6 + VX_SRV_MAX_MODELS], *names[6 + VX_SRV_MAX_MODELS];
+    const char *paths[6 + VX_SRV_MAX_MODELS + VX_SRV_MAX_VOICES], *names[6 + VX_SRV_MAX_MODELS + VX_SRV_MAX_VOICES];
     int n = 0;
+    for (int i = 0; j->script_voice && i < j->req.n_voices; i++) paths[n] = j->script_voice[i], names[n++] = j->req.voices[i];
     const char *vname = j->kind == JOB_SPEAK && j->req.voice[0] ? j->req.voice : "default";
     paths[n] = j->voice_path, names[n++] = vname;
     paths[n] = j->ref_path, names[n++] = vname;
@@ -346,7 +350,13 @@ static void run_speak(job *j) {
     vocis_audio a = {0};
     vocis_status st = VOCIS_OK;
     const vx_speech_req *r = &j->req;
-    if (j->voice_path[0] || strcmp(j->sm->kind, "vibevoice")) {
+    vocis_voice *speakers[VX_SRV_MAX_VOICES] = {0};
+    for (int i = 0; j->script_voice && i < r->n_voices && !st; i++) {
+        st = vocis_voice_load(m, j->script_voice[i], &speakers[i]);
+        if (st) snprintf(j->errmsg, sizeof j->errmsg, "voice[%d] '%s': %s", i, r->voices[i], vocis_errmsg(m));
+        j->voice_failed = st != VOCIS_OK;
+    }
+    if (!j->script_voice && (j->voice_path[0] || strcmp(j->sm->kind, "vibevoice"))) {
         st = vocis_voice_load(m, j->voice_path[0] ? j->voice_path : NULL, &voice);
         if (st == VOCIS_E_INVALID && j->ref_path[0]) st = vocis_voice_load(m, j->ref_path, &voice);
         if (st) snprintf(j->errmsg, sizeof j->errmsg, "voice '%s': %s", r->voice[0] ? r->voice : "default",
@@ -373,7 +383,9 @@ static void run_speak(job *j) {
         if (r->stream) o.on_audio = on_audio;
         o.on_warning = on_warning;
         o.user = j;
-        st = vocis_speak(m, voice, r->input, &o, &a);
+        st = j->script_voice
+                 ? vocis_speak_script(m, (const vocis_voice *const *)speakers, r->n_voices, r->input, &o, &a)
+                 : vocis_speak(m, voice, r->input, &o, &a);
         if (st && !j->errmsg[0]) snprintf(j->errmsg, sizeof j->errmsg, "%s", vocis_errmsg(m));
     }
     if (!st && !r->stream) { /* the whole file at once */
@@ -425,6 +437,7 @@ static void run_speak(job *j) {
     }
     vocis_audio_free(&a);
     vocis_voice_free(voice);
+    for (int i = 0; i < VX_SRV_MAX_VOICES; i++) vocis_voice_free(speakers[i]);
     j->st = st;
 }
 
@@ -920,6 +933,95 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     }
 }
 
+/* The saved voice `name` of a speech request for model sm: *chosen its file (NAME.voice, or the
+ * recording NAME.ref; "" for the built-in voice), *ref the recording when *chosen is a voice file
+ * made for another model. 0, or e filled (about field param; an unknown name is missing_status). */
+static int find_voice(server *s, const srv_model *sm, const char *name, const char *param, int missing_status,
+                      char chosen[1200], char ref[1200], vx_srv_error *e) {
+    chosen[0] = ref[0] = 0;
+    char field[24] = ""; /* a list's element is named in the message, 'voice' itself is not */
+    if (strcmp(param, "voice")) snprintf(field, sizeof field, "'%s': ", param);
+    if (!vx_srv_valid_name(name)) {
+        vx_srv_seterr(e, 400, "invalid_voice", param,
+                      "%sinvalid voice name (letters, digits, '.', '_', '-'; at most 64; no '..')", field);
+        return -1;
+    }
+    const int vv = !strcmp(sm->kind, "vibevoice"), rt = !strcmp(sm->kind, "vibevoice-realtime");
+    if (s->voices_dir[0]) {
+        char vpath[1200], rpath[1200];
+        voice_paths(s, name, vpath, rpath, sizeof vpath);
+        if (!vv && file_exists(vpath)) snprintf(chosen, 1200, "%s", vpath);
+        else if (file_exists(rpath)) snprintf(chosen, 1200, "%s", rpath);
+        if (strcmp(chosen, rpath) && file_exists(rpath)) snprintf(ref, 1200, "%s", rpath); /* NAME.voice made for another model */
+    }
+    if (chosen[0]) return 0;
+    if (strcmp(name, "default") && !vx_srv_openai_voice(name)) {
+        vx_srv_seterr(e, missing_status, "voice_not_found", param,
+                      "%sthe voice '%s' does not exist (GET /v1/voices lists them)", field, name);
+        return -1;
+    }
+    if (vv || rt) {
+        vx_srv_seterr(e, 400, "voice_required", param, "%s%s", field,
+                      vv ? "VibeVoice has no built-in voice: upload a recording (POST /v1/voices) and name it in 'voice'"
+                         : "VibeVoice-Realtime has no built-in voice: upload a voice preset (.pt, POST /v1/voices) "
+                           "and name it in 'voice'");
+        return -1;
+    }
+    return 0;
+}
+
+/* Speakers of a VibeVoice input, counted as vocis_speak reads it (plain text: one speaker). -1 with
+ * the reason in err when the input is a script that cannot be used. */
+static int script_speakers(const char *text, vx_err *err) {
+    const size_t len = strlen(text);
+    if (!vx_vv_script_has_labels(text, len)) return 1;
+    char *joined = NULL;
+    int n_labels = 0, n = -1;
+    vx_vv_script sc = {0};
+    if (vx_vv_script_join(text, len, NULL, NULL, &joined, &n_labels, err) == VOCIS_OK) {
+        if (!n_labels)
+            vx_fail(err, VOCIS_E_ARG, "the text has no 'Speaker N:' lines: write one line per turn as 'Speaker 1: ...'");
+        else if (!joined[0])
+            vx_fail(err, VOCIS_E_ARG, "the script's 'Speaker N:' lines have no text: write the words after the "
+                                       "label, as 'Speaker 1: Hello'");
+        else if (vx_vv_script_parse(joined, strlen(joined), NULL, NULL, &sc, err) == VOCIS_OK) n = sc.n_speakers;
+    }
+    vx_vv_script_free(&sc);
+    free(joined);
+    return n;
+}
+
+/* 'voice' as a list: VibeVoice only, every name a saved recording, one per speaker of the input.
+ * file[i] receives voice i's recording; 0, or e filled. */
+static int check_voice_list(server *s, const srv_model *sm, const vx_speech_req *r, char (*file)[1200],
+                            vx_srv_error *e) {
+    if (strcmp(sm->kind, "vibevoice")) {
+        vx_srv_seterr(e, 400, "invalid_value", "voice",
+                      "'voice' is a list, but model '%s' (%s) speaks with one voice: send one name as a string "
+                      "(a list of voices, one per speaker, is for VibeVoice models)", sm->name, sm->kind);
+        return -1;
+    }
+    for (int i = 0; i < r->n_voices; i++) {
+        char param[24], ref[1200];
+        snprintf(param, sizeof param, "voice[%d]", i);
+        if (find_voice(s, sm, r->voices[i], param, 400, file[i], ref, e)) return -1;
+    }
+    vx_err why = {0};
+    const int n = script_speakers(r->input, &why);
+    if (n < 0) {
+        vx_srv_seterr(e, 400, "invalid_value", "input", "'input': %s", why.msg);
+        return -1;
+    }
+    if (n != r->n_voices) {
+        vx_srv_seterr(e, 400, "invalid_value", "voice",
+                      "'voice' names %d voice%s but the input has %d speaker%s%s: give one voice per speaker, in "
+                      "the order of their numbers", r->n_voices, r->n_voices == 1 ? "" : "s", n, n == 1 ? "" : "s",
+                      n == 1 ? " (it has no 'Speaker N:' lines, or one speaker only)" : "");
+        return -1;
+    }
+    return 0;
+}
+
 static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q) {
     vx_speech_req r;
     vx_srv_error e;
@@ -932,37 +1034,30 @@ static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q)
         vx_speech_req_free(&r);
         return send_error(c, q, &e);
     }
-    char vpath[1200] = "", rpath[1200] = "";
-    const char *vn = r.voice[0] ? r.voice : "default";
-    if (!vx_srv_valid_name(vn)) {
-        vx_speech_req_free(&r);
-        return fail(c, q, 400, "invalid_voice", "voice",
-                    "invalid voice name (letters, digits, '.', '_', '-'; at most 64; no '..')");
-    }
-    const int vv = !strcmp(sm->kind, "vibevoice"), rt = !strcmp(sm->kind, "vibevoice-realtime");
     char chosen[1200] = "", ref[1200] = "";
-    if (s->voices_dir[0]) {
-        voice_paths(s, vn, vpath, rpath, sizeof vpath);
-        if (!vv && file_exists(vpath)) snprintf(chosen, sizeof chosen, "%s", vpath);
-        else if (file_exists(rpath)) snprintf(chosen, sizeof chosen, "%s", rpath);
-        if (strcmp(chosen, rpath) && file_exists(rpath)) snprintf(ref, sizeof ref, "%s", rpath); /* NAME.voice made for another model */
-    }
-    if (!chosen[0]) {
-        int builtin = !strcmp(vn, "default") || vx_srv_openai_voice(vn);
-        if (!builtin) {
-            vx_srv_seterr(&e, 404, "voice_not_found", "voice", "the voice '%s' does not exist (GET /v1/voices lists them)", vn);
+    char (*script_voice)[1200] = NULL; /* a list of two voices or more: one file per speaker */
+    if (r.n_voices) {
+        if (!(script_voice = calloc((size_t)r.n_voices, sizeof *script_voice))) {
+            vx_speech_req_free(&r);
+            return fail(c, q, 500, "out_of_memory", NULL, "out of memory");
+        }
+        if (check_voice_list(s, sm, &r, script_voice, &e)) {
+            free(script_voice);
             vx_speech_req_free(&r);
             return send_error(c, q, &e);
         }
-        if (vv || rt) {
-            vx_speech_req_free(&r);
-            return fail(c, q, 400, "voice_required", "voice",
-                        vv ? "VibeVoice has no built-in voice: upload a recording (POST /v1/voices) and name it in 'voice'"
-                           : "VibeVoice-Realtime has no built-in voice: upload a voice preset (.pt, POST /v1/voices) "
-                             "and name it in 'voice'");
+        if (r.n_voices == 1) { /* one speaker: as 'voice' sent as a string */
+            snprintf(r.voice, sizeof r.voice, "%s", r.voices[0]);
+            snprintf(chosen, sizeof chosen, "%s", script_voice[0]);
+            free(script_voice);
+            script_voice = NULL;
         }
+    } else if (find_voice(s, sm, r.voice[0] ? r.voice : "default", "voice", 404, chosen, ref, &e)) {
+        vx_speech_req_free(&r);
+        return send_error(c, q, &e);
     }
     if (vocis_check_language(sm->m, r.language[0] ? r.language : NULL) != VOCIS_OK) {
+        free(script_voice);
         vx_srv_seterr(&e, 400, r.language[0] ? "invalid_value" : "missing_required_parameter", "language",
                       "'language': %s", vocis_errmsg(sm->m));
         vx_speech_req_free(&r);
@@ -971,11 +1066,13 @@ static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q)
     if (r.seed < 0) r.seed = vx_draw_seed(); /* told to the client, so that it can ask for the same audio again */
     job *j = job_new(s, sm, JOB_SPEAK);
     if (!j) {
+        free(script_voice);
         vx_speech_req_free(&r);
         return fail(c, q, 500, "out_of_memory", NULL, "out of memory");
     }
     j->req = r;
     j->req_id = q->id;
+    j->script_voice = script_voice;
     snprintf(j->voice_path, sizeof j->voice_path, "%s", chosen);
     snprintf(j->ref_path, sizeof j->ref_path, "%s", ref);
     int qr = enqueue(sm, j);

@@ -78,6 +78,7 @@ const char *vx_srv_fmt_name(vx_srv_fmt f);
 const char *vx_srv_fmt_mime(vx_srv_fmt f);
 
 #define VX_SRV_NAME_MAX 64
+#define VX_SRV_MAX_VOICES 16 /* names in a 'voice' list (VibeVoice: one per speaker) */
 
 /* A parsed POST /v1/audio/speech body. NaN / -1 = not given (model default). */
 typedef struct vx_speech_req {
@@ -85,6 +86,8 @@ typedef struct vx_speech_req {
     size_t input_chars;   /* code points */
     char model[128];
     char voice[128];
+    char voices[VX_SRV_MAX_VOICES][128]; /* 'voice' sent as a JSON list: one name per speaker, in order */
+    int n_voices;                        /* 0: 'voice' was a string or absent */
     vx_srv_fmt format;
     int stream;           /* 0 = whole file, 1 = chunked audio bytes, 2 = SSE events */
     double speed;
