@@ -12,7 +12,9 @@ static const char usage[] =
     "audio or sse), GET /v1/models, GET/POST/DELETE /v1/voices, GET /health, /ready, /metrics, and a web\n"
     "page at /. The first --model is the default and answers OpenAI's model names (tts-1, tts-1-hd,\n"
     "gpt-4o-mini-tts); OpenAI's voice names (alloy, nova, ...) pick the built-in voice unless a saved voice\n"
-    "has that name. Requests to one model are taken in arrival order (a queue of --max-queue); up to --batch\n"
+    "has that name; for VibeVoice, 'voice' may be a list of saved voices, one per 'Speaker N' of the script.\n"
+    "Slow clients are closed at --header-timeout / --body-timeout, and the last eighth of --max-connections is\n"
+    "kept for new arrivals. Requests to one model are taken in arrival order (a queue of --max-queue); up to --batch\n"
     "Chatterbox requests run at once, their T3 steps batched into one forward (each weight read once per step).\n"
     "Binds 127.0.0.1 unless told otherwise; SIGINT / SIGTERM shut it down cleanly (exit 0).";
 
