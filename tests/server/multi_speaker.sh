@@ -5,12 +5,11 @@
 # non-string or unknown element, or more / fewer voices than speakers is a 400 naming the field.
 set -uo pipefail
 VOCIS=$1 DATA=$2 SCRATCH=$3
-rm -rf "$SCRATCH" && mkdir -p "$SCRATCH/voices"
+rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed"; exit 77; }
 . "$(dirname "$0")/lib.sh"
 D=$DATA/vibevoice
-cp "$D/inputs/voice_0.wav" "$SCRATCH/voices/alice.ref" # a VibeVoice voice is the recording NAME.ref
-cp "$D/inputs/voice_1.wav" "$SCRATCH/voices/bob.ref"
+save_vv_voices "$SCRATCH/voices"
 SCRIPT='Speaker 1: Hello, welcome back to the show!\nSpeaker 2: Thanks, it is great to be here.'
 
 "$VOCIS" speak --threads 2 -q --model "$D/model" --voice "$D/inputs/voice_0.wav" --voice "$D/inputs/voice_1.wav" \

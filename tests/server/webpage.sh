@@ -30,9 +30,7 @@ stop_server TERM
 [ "$SRV_RC" = 0 ] || bad "server exit $SRV_RC"
 
 # VibeVoice: a voice picker per speaker of the script, the voices sent as a list
-mkdir -p "$SCRATCH/vv_voices"
-cp "$DATA/vibevoice/inputs/voice_0.wav" "$SCRATCH/vv_voices/alice.ref"
-cp "$DATA/vibevoice/inputs/voice_1.wav" "$SCRATCH/vv_voices/bob.ref"
+save_vv_voices "$SCRATCH/vv_voices"
 start_server --model vv="$DATA/vibevoice/model" --voices "$SCRATCH/vv_voices" --threads 2
 if timeout 240 node "$NPM_DIR/webpage.mjs" "$URL" "$CHROME" "" vibevoice; then ok "web page VibeVoice cases"; else bad "web page VibeVoice (rc $?)"; fi
 grep -q 'POST /v1/audio/speech 200 .*model=vv' "$SCRATCH/server.log" && ok "the page's two-speaker request was served" || bad "no VibeVoice request logged"
