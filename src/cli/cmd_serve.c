@@ -12,7 +12,9 @@ static const char usage[] =
     "audio or sse), GET /v1/models, GET/POST/DELETE /v1/voices, GET /health, /ready, /metrics, and a web\n"
     "page at /. The first --model is the default and answers OpenAI's model names (tts-1, tts-1-hd,\n"
     "gpt-4o-mini-tts); OpenAI's voice names (alloy, nova, ...) pick the built-in voice unless a saved voice\n"
-    "has that name. Requests to one model are taken in arrival order (a queue of --max-queue); up to --batch\n"
+    "has that name; for VibeVoice, 'voice' may be a list of saved voices, one per 'Speaker N' of the script.\n"
+    "Slow clients are closed at --header-timeout / --body-timeout, and the last eighth of --max-connections is\n"
+    "kept for new arrivals. Requests to one model are taken in arrival order (a queue of --max-queue); up to --batch\n"
     "Chatterbox requests run at once, their T3 steps batched into one forward (each weight read once per step).\n"
     "Binds 127.0.0.1 unless told otherwise; SIGINT / SIGTERM shut it down cleanly (exit 0).";
 
@@ -23,7 +25,8 @@ int cmd_serve(int argc, char **argv) {
     int batch = c.batch;
     int port = c.port, max_queue = c.max_queue, max_chars = c.max_chars, idle = c.idle_timeout;
     int max_body_kb = (int)(c.max_body >> 10), max_upload_kb = (int)(c.max_upload >> 10), conns = c.max_connections;
-    float timeout = (float)c.request_timeout;
+    float timeout = (float)c.request_timeout, header_timeout = (float)c.header_timeout, body_timeout = (float)c.body_timeout;
+    int header_kb = c.max_header_kb, per_ip = c.max_per_ip;
     const char *precision = NULL;
     const cli_opt opts[] = {
         {"--model", CLI_LIST, &models, "model folder, or NAME=DIR; repeat to serve several (the first is the default)",
@@ -41,8 +44,19 @@ int cmd_serve(int argc, char **argv) {
         {"--max-body-kb", CLI_INT, &max_body_kb, "largest JSON request body in KiB (1024)", 1, 1 << 20},
         {"--max-upload-kb", CLI_INT, &max_upload_kb, "largest voice upload in KiB (16384)", 1, 1 << 21},
         {"--request-timeout", CLI_FLOAT, &timeout, "seconds a request may take, queue included (300)", 0.1, 1e6},
-        {"--idle-timeout", CLI_INT, &idle, "seconds an idle or stalled connection is kept (30)", 1, 3600},
-        {"--max-connections", CLI_INT, &conns, "open connections at most (64)", 1, 10000},
+        {"--idle-timeout", CLI_INT, &idle, "seconds a connection may send or take nothing (30)", 1, 3600},
+        {"--header-timeout", CLI_FLOAT, &header_timeout,
+         "seconds from a connection's start (a kept-alive one's: its last request's end + --idle-timeout) to the "
+         "end of its request's headers, else it is closed (10)", 0.1, 3600},
+        {"--body-timeout", CLI_FLOAT, &body_timeout, "seconds from the end of the headers to the end of the body (60)",
+         0.1, 86400},
+        {"--max-header-kb", CLI_INT, &header_kb, "request line + headers at most, in KiB; larger is answered 431 (32)",
+         4, 1024},
+        {"--max-connections", CLI_INT, &conns,
+         "open connections at most (64); the last eighth is kept for new arrivals: once the rest is taken, each new "
+         "connection closes the oldest one still sending its request", 1, 1000},
+        {"--max-connections-per-ip", CLI_INT, &per_ip, "open connections from one address at most (0 = no limit)", 0,
+         10000},
         {"--threads", CLI_INT, &c.threads, "model threads (default: physical cores)", 1, 1024},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--config", CLI_STR, &c.config_path, "hyper-parameter override file for the models", 0, -1},
@@ -57,5 +71,6 @@ int cmd_serve(int argc, char **argv) {
     c.port = port, c.max_queue = max_queue, c.max_chars = max_chars, c.idle_timeout = idle;
     c.max_body = (size_t)max_body_kb << 10, c.max_upload = (size_t)max_upload_kb << 10;
     c.max_connections = conns, c.request_timeout = timeout;
+    c.header_timeout = header_timeout, c.body_timeout = body_timeout, c.max_header_kb = header_kb, c.max_per_ip = per_ip;
     return vx_server_run(&c);
 }

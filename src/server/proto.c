@@ -186,6 +186,42 @@ static int get_str(const cJSON *root, const char *key, char *out, size_t cap, vx
     return 1;
 }
 
+/* 'voice' as a list of names: one per speaker of a VibeVoice script (checked against the model
+ * and the script by the server); each element is named in its error as voice[i]. */
+static int get_voice_list(const cJSON *list, vx_speech_req *r, vx_srv_error *e) {
+    const int n = cJSON_GetArraySize(list);
+    if (n == 0) {
+        vx_srv_seterr(e, 400, "invalid_value", "voice",
+                      "'voice' is an empty list: name one voice per speaker, Speaker 1's first (or send one name "
+                      "as a string)");
+        return -1;
+    }
+    if (n > VX_SRV_MAX_VOICES) {
+        vx_srv_seterr(e, 400, "invalid_value", "voice", "'voice' lists %d voices; this server takes at most %d", n,
+                      VX_SRV_MAX_VOICES);
+        return -1;
+    }
+    int i = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, list) {
+        char param[24];
+        snprintf(param, sizeof param, "voice[%d]", i);
+        if (!cJSON_IsString(it)) {
+            vx_srv_seterr(e, 400, "invalid_type", param, "'%s' must be a string: the name of Speaker %d's voice", param,
+                          i + 1);
+            return -1;
+        }
+        if (strlen(it->valuestring) >= sizeof r->voices[i]) {
+            vx_srv_seterr(e, 400, "invalid_value", param, "'%s' is too long (at most %zu bytes)", param,
+                          sizeof r->voices[i] - 1);
+            return -1;
+        }
+        snprintf(r->voices[i++], sizeof r->voices[0], "%s", it->valuestring);
+    }
+    r->n_voices = n;
+    return 0;
+}
+
 int vx_srv_parse_speech(const char *body, size_t len, int max_chars, vx_speech_req *r, vx_srv_error *e) {
     memset(r, 0, sizeof *r);
     r->format = VX_FMT_MP3;
@@ -233,7 +269,10 @@ int vx_srv_parse_speech(const char *body, size_t len, int max_chars, vx_speech_r
         goto out;
     }
     if (get_str(root, "model", r->model, sizeof r->model, e) < 0) goto out;
-    if (get_str(root, "voice", r->voice, sizeof r->voice, e) < 0) {
+    const cJSON *voice_list = cJSON_GetObjectItemCaseSensitive(root, "voice");
+    if (cJSON_IsArray(voice_list)) {
+        if (get_voice_list(voice_list, r, e)) goto out;
+    } else if (get_str(root, "voice", r->voice, sizeof r->voice, e) < 0) {
         /* OpenAI also accepts {"voice": {"id": "..."}} for custom voices */
         const cJSON *vo = cJSON_GetObjectItemCaseSensitive(root, "voice");
         const cJSON *id = cJSON_IsObject(vo) ? cJSON_GetObjectItemCaseSensitive(vo, "id") : NULL;

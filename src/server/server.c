@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +32,7 @@
 #include "api/limits.h"
 #include "base/threads.h"
 #include "io/outfile.h"
+#include "models/vibevoice/processor.h"
 #include "server/server.h"
 #include "vocis.h"
 
@@ -45,6 +47,9 @@ void vx_server_config_default(vx_server_config *c) {
     c->max_upload = 16 << 20;
     c->request_timeout = 300;
     c->idle_timeout = 30;
+    c->header_timeout = 10;
+    c->body_timeout = 60;
+    c->max_header_kb = 32;
     c->max_connections = 64;
 }
 
@@ -52,6 +57,18 @@ void vx_server_config_default(vx_server_config *c) {
 
 typedef struct server server;
 typedef struct job job;
+
+/* An open connection as the guard sees it (socket context of libmicrohttpd's
+ * connection notifications): what it is doing and until when it may. */
+enum { CONN_HEADERS, CONN_BODY, CONN_ACTIVE };
+typedef struct conn {
+    struct conn *prev, *next;
+    int fd;
+    int phase;       /* CONN_*: sending headers / sending the body / being answered */
+    double since;    /* start of the phase */
+    double deadline; /* for CONN_HEADERS and CONN_BODY: closed when passed */
+    int dropped;     /* shut down by the guard: its thread is closing it */
+} conn;
 
 typedef struct srv_model {
     char name[128];
@@ -82,6 +99,7 @@ struct job {
     vx_speech_req req;
     char voice_path[1200]; /* "" = built-in */
     char ref_path[1200];   /* the saved recording of that voice ("" = none): cloned when voice_path is for another model */
+    char (*script_voice)[1200]; /* NULL, or VibeVoice: the recordings of req.voices[0 .. req.n_voices) (malloc'd) */
     /* clone */
     char upload_path[1200], voice_out[1200];
     float clone_exaggeration;
@@ -128,6 +146,12 @@ struct server {
     double rtf_sum;
     unsigned long long rtf_n;
     atomic_int inflight_conns;
+    /* connection guard: every open connection, oldest first (cmu) */
+    pthread_mutex_t cmu;
+    conn *conns_head, *conns_tail;
+    int n_conns;                               /* open and not dropped */
+    unsigned long long dropped_slow, dropped_full; /* past their deadline / for a new connection */
+    pthread_t guard_thr;
 };
 
 typedef struct rq {
@@ -171,6 +195,7 @@ static void job_unref(job *j) {
     pthread_mutex_unlock(&j->mu);
     if (r) return;
     vx_speech_req_free(&j->req);
+    free(j->script_voice);
     free(j->out);
     free(j->pend);
     pthread_mutex_destroy(&j->mu);
@@ -217,7 +242,7 @@ static void job_client_error(const job *j, vx_srv_error *e) {
         return;
     }
     const char *msg = j->errmsg[0] ? j->errmsg : "failed";
-    const int own_voice = j->voice_path[0] || j->upload_path[0]; /* a saved or uploaded voice */
+    const int own_voice = j->voice_path[0] || j->upload_path[0] || j->script_voice; /* a saved or uploaded voice */
     int status = 500;
     switch (j->st) {
     case VOCIS_E_CANCELLED: status = 503; break;
@@ -233,8 +258,9 @@ static void job_client_error(const job *j, vx_srv_error *e) {
                        : status == 500 ? "synthesis_failed"
                        : voice_err     ? "invalid_voice"
                                        : "invalid_request";
-    const char *paths[6 + VX_SRV_MAX_MODELS], *names[6 + VX_SRV_MAX_MODELS];
+    const char *paths[6 + VX_SRV_MAX_MODELS + VX_SRV_MAX_VOICES], *names[6 + VX_SRV_MAX_MODELS + VX_SRV_MAX_VOICES];
     int n = 0;
+    for (int i = 0; j->script_voice && i < j->req.n_voices; i++) paths[n] = j->script_voice[i], names[n++] = j->req.voices[i];
     const char *vname = j->kind == JOB_SPEAK && j->req.voice[0] ? j->req.voice : "default";
     paths[n] = j->voice_path, names[n++] = vname;
     paths[n] = j->ref_path, names[n++] = vname;
@@ -324,7 +350,13 @@ static void run_speak(job *j) {
     vocis_audio a = {0};
     vocis_status st = VOCIS_OK;
     const vx_speech_req *r = &j->req;
-    if (j->voice_path[0] || strcmp(j->sm->kind, "vibevoice")) {
+    vocis_voice *speakers[VX_SRV_MAX_VOICES] = {0};
+    for (int i = 0; j->script_voice && i < r->n_voices && !st; i++) {
+        st = vocis_voice_load(m, j->script_voice[i], &speakers[i]);
+        if (st) snprintf(j->errmsg, sizeof j->errmsg, "voice[%d] '%s': %s", i, r->voices[i], vocis_errmsg(m));
+        j->voice_failed = st != VOCIS_OK;
+    }
+    if (!j->script_voice && (j->voice_path[0] || strcmp(j->sm->kind, "vibevoice"))) {
         st = vocis_voice_load(m, j->voice_path[0] ? j->voice_path : NULL, &voice);
         if (st == VOCIS_E_INVALID && j->ref_path[0]) st = vocis_voice_load(m, j->ref_path, &voice);
         if (st) snprintf(j->errmsg, sizeof j->errmsg, "voice '%s': %s", r->voice[0] ? r->voice : "default",
@@ -351,7 +383,9 @@ static void run_speak(job *j) {
         if (r->stream) o.on_audio = on_audio;
         o.on_warning = on_warning;
         o.user = j;
-        st = vocis_speak(m, voice, r->input, &o, &a);
+        st = j->script_voice
+                 ? vocis_speak_script(m, (const vocis_voice *const *)speakers, r->n_voices, r->input, &o, &a)
+                 : vocis_speak(m, voice, r->input, &o, &a);
         if (st && !j->errmsg[0]) snprintf(j->errmsg, sizeof j->errmsg, "%s", vocis_errmsg(m));
     }
     if (!st && !r->stream) { /* the whole file at once */
@@ -403,6 +437,7 @@ static void run_speak(job *j) {
     }
     vocis_audio_free(&a);
     vocis_voice_free(voice);
+    for (int i = 0; i < VX_SRV_MAX_VOICES; i++) vocis_voice_free(speakers[i]);
     j->st = st;
 }
 
@@ -747,6 +782,113 @@ static char *voices_json(server *s) {
     return js;
 }
 
+/* ---- connection guard ----
+ * libmicrohttpd's own timeout is an idle one that every byte resets, so a client
+ * sending its request a byte a second would hold a connection (and its thread)
+ * for ever, and once --max-connections of them are open nothing more is
+ * accepted, /health included. The guard closes a connection whose headers are
+ * not in within header_timeout of its start, or whose body is not in within
+ * body_timeout of its headers, and keeps the last eighth of the connections
+ * for new arrivals: once the others are taken, each new connection closes the
+ * oldest one still sending its request. One whose whole headers wait unread in
+ * the socket (a health probe accepted in a burst of slow clients, its thread
+ * not yet run) is not slow and is kept, as is one younger than CONN_GRACE_S
+ * (its request may still be on the way). Shutting the socket down makes the
+ * connection's thread close it; the fd stays valid while cmu is held, as
+ * libmicrohttpd notifies the close (conn_notify) before closing the fd. */
+
+#define CONN_GRACE_S 0.02
+
+/* connections that may be open before a new one closes an old one */
+static int conn_quota(const vx_server_config *c) { return c->max_connections - (c->max_connections + 7) / 8; }
+
+/* 1 when a whole request head waits in the socket, unread */
+static int headers_waiting(int fd) {
+    char b[8192];
+    const ssize_t n = recv(fd, b, sizeof b, MSG_PEEK | MSG_DONTWAIT);
+    return n > 0 && memmem(b, (size_t)n, "\r\n\r\n", 4) != NULL;
+}
+
+/* the oldest connection still sending its request, or NULL (cmu held) */
+static conn *conn_slowest(server *s, double now) {
+    for (conn *k = s->conns_head; k; k = k->next)
+        if (!k->dropped && k->phase != CONN_ACTIVE && now - k->since >= CONN_GRACE_S &&
+            !(k->phase == CONN_HEADERS && headers_waiting(k->fd)))
+            return k;
+    return NULL;
+}
+
+static void conn_drop(server *s, conn *k, int for_new) {
+    shutdown(k->fd, SHUT_RDWR);
+    k->dropped = 1;
+    s->n_conns--;
+    if (for_new) s->dropped_full++;
+    else s->dropped_slow++;
+}
+
+static void conn_notify(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_ConnectionNotificationCode code) {
+    server *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        conn *k = *ctx;
+        if (!k) return;
+        pthread_mutex_lock(&s->cmu);
+        if (k->prev) k->prev->next = k->next;
+        else s->conns_head = k->next;
+        if (k->next) k->next->prev = k->prev;
+        else s->conns_tail = k->prev;
+        if (!k->dropped) s->n_conns--;
+        pthread_mutex_unlock(&s->cmu);
+        free(k);
+        *ctx = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    conn *k = ci ? calloc(1, sizeof *k) : NULL;
+    *ctx = k;
+    if (!k) return; /* unguarded: libmicrohttpd's idle timeout still applies */
+    k->fd = ci->connect_fd;
+    k->phase = CONN_HEADERS;
+    k->since = vx_now_s();
+    k->deadline = k->since + s->cfg->header_timeout;
+    pthread_mutex_lock(&s->cmu);
+    conn *old = s->n_conns >= conn_quota(s->cfg) ? conn_slowest(s, k->since) : NULL;
+    if (old) conn_drop(s, old, 1);
+    k->prev = s->conns_tail;
+    if (s->conns_tail) s->conns_tail->next = k;
+    else s->conns_head = k;
+    s->conns_tail = k;
+    s->n_conns++;
+    pthread_mutex_unlock(&s->cmu);
+}
+
+/* The connection of c enters phase, which it may stay in for timeout seconds (CONN_ACTIVE: no limit). */
+static void conn_phase(server *s, struct MHD_Connection *c, int phase, double timeout) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    conn *k = ci ? ci->socket_context : NULL;
+    if (!k) return;
+    pthread_mutex_lock(&s->cmu);
+    k->phase = phase;
+    k->since = vx_now_s();
+    k->deadline = k->since + timeout;
+    pthread_mutex_unlock(&s->cmu);
+}
+
+static void *guard_main(void *arg) {
+    server *s = arg;
+    while (!atomic_load(&s->quit_workers)) {
+        usleep(20 * 1000);
+        const double now = vx_now_s();
+        pthread_mutex_lock(&s->cmu);
+        for (conn *k = s->conns_head; k; k = k->next)
+            if (!k->dropped && k->phase != CONN_ACTIVE && now > k->deadline) conn_drop(s, k, 0);
+        /* a burst that took the reserve while every other connection was young: new ones
+         * wait in the listen queue until this makes room */
+        for (conn *k; s->n_conns > conn_quota(s->cfg) && (k = conn_slowest(s, now));) conn_drop(s, k, 1);
+        pthread_mutex_unlock(&s->cmu);
+    }
+    return NULL;
+}
+
 /* ---- handlers ---- */
 
 static enum MHD_Result job_error(struct MHD_Connection *c, rq *q, job *j) {
@@ -791,6 +933,95 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     }
 }
 
+/* The saved voice `name` of a speech request for model sm: *chosen its file (NAME.voice, or the
+ * recording NAME.ref; "" for the built-in voice), *ref the recording when *chosen is a voice file
+ * made for another model. 0, or e filled (about field param; an unknown name is missing_status). */
+static int find_voice(server *s, const srv_model *sm, const char *name, const char *param, int missing_status,
+                      char chosen[1200], char ref[1200], vx_srv_error *e) {
+    chosen[0] = ref[0] = 0;
+    char field[24] = ""; /* a list's element is named in the message, 'voice' itself is not */
+    if (strcmp(param, "voice")) snprintf(field, sizeof field, "'%s': ", param);
+    if (!vx_srv_valid_name(name)) {
+        vx_srv_seterr(e, 400, "invalid_voice", param,
+                      "%sinvalid voice name (letters, digits, '.', '_', '-'; at most 64; no '..')", field);
+        return -1;
+    }
+    const int vv = !strcmp(sm->kind, "vibevoice"), rt = !strcmp(sm->kind, "vibevoice-realtime");
+    if (s->voices_dir[0]) {
+        char vpath[1200], rpath[1200];
+        voice_paths(s, name, vpath, rpath, sizeof vpath);
+        if (!vv && file_exists(vpath)) snprintf(chosen, 1200, "%s", vpath);
+        else if (file_exists(rpath)) snprintf(chosen, 1200, "%s", rpath);
+        if (strcmp(chosen, rpath) && file_exists(rpath)) snprintf(ref, 1200, "%s", rpath); /* NAME.voice made for another model */
+    }
+    if (chosen[0]) return 0;
+    if (strcmp(name, "default") && !vx_srv_openai_voice(name)) {
+        vx_srv_seterr(e, missing_status, "voice_not_found", param,
+                      "%sthe voice '%s' does not exist (GET /v1/voices lists them)", field, name);
+        return -1;
+    }
+    if (vv || rt) {
+        vx_srv_seterr(e, 400, "voice_required", param, "%s%s", field,
+                      vv ? "VibeVoice has no built-in voice: upload a recording (POST /v1/voices) and name it in 'voice'"
+                         : "VibeVoice-Realtime has no built-in voice: upload a voice preset (.pt, POST /v1/voices) "
+                           "and name it in 'voice'");
+        return -1;
+    }
+    return 0;
+}
+
+/* Speakers of a VibeVoice input, counted as vocis_speak reads it (plain text: one speaker). -1 with
+ * the reason in err when the input is a script that cannot be used. */
+static int script_speakers(const char *text, vx_err *err) {
+    const size_t len = strlen(text);
+    if (!vx_vv_script_has_labels(text, len)) return 1;
+    char *joined = NULL;
+    int n_labels = 0, n = -1;
+    vx_vv_script sc = {0};
+    if (vx_vv_script_join(text, len, NULL, NULL, &joined, &n_labels, err) == VOCIS_OK) {
+        if (!n_labels)
+            vx_fail(err, VOCIS_E_ARG, "the text has no 'Speaker N:' lines: write one line per turn as 'Speaker 1: ...'");
+        else if (!joined[0])
+            vx_fail(err, VOCIS_E_ARG, "the script's 'Speaker N:' lines have no text: write the words after the "
+                                       "label, as 'Speaker 1: Hello'");
+        else if (vx_vv_script_parse(joined, strlen(joined), NULL, NULL, &sc, err) == VOCIS_OK) n = sc.n_speakers;
+    }
+    vx_vv_script_free(&sc);
+    free(joined);
+    return n;
+}
+
+/* 'voice' as a list: VibeVoice only, every name a saved recording, one per speaker of the input.
+ * file[i] receives voice i's recording; 0, or e filled. */
+static int check_voice_list(server *s, const srv_model *sm, const vx_speech_req *r, char (*file)[1200],
+                            vx_srv_error *e) {
+    if (strcmp(sm->kind, "vibevoice")) {
+        vx_srv_seterr(e, 400, "invalid_value", "voice",
+                      "'voice' is a list, but model '%s' (%s) speaks with one voice: send one name as a string "
+                      "(a list of voices, one per speaker, is for VibeVoice models)", sm->name, sm->kind);
+        return -1;
+    }
+    for (int i = 0; i < r->n_voices; i++) {
+        char param[24], ref[1200];
+        snprintf(param, sizeof param, "voice[%d]", i);
+        if (find_voice(s, sm, r->voices[i], param, 400, file[i], ref, e)) return -1;
+    }
+    vx_err why = {0};
+    const int n = script_speakers(r->input, &why);
+    if (n < 0) {
+        vx_srv_seterr(e, 400, "invalid_value", "input", "'input': %s", why.msg);
+        return -1;
+    }
+    if (n != r->n_voices) {
+        vx_srv_seterr(e, 400, "invalid_value", "voice",
+                      "'voice' names %d voice%s but the input has %d speaker%s%s: give one voice per speaker, in "
+                      "the order of their numbers", r->n_voices, r->n_voices == 1 ? "" : "s", n, n == 1 ? "" : "s",
+                      n == 1 ? " (it has no 'Speaker N:' lines, or one speaker only)" : "");
+        return -1;
+    }
+    return 0;
+}
+
 static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q) {
     vx_speech_req r;
     vx_srv_error e;
@@ -803,37 +1034,30 @@ static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q)
         vx_speech_req_free(&r);
         return send_error(c, q, &e);
     }
-    char vpath[1200] = "", rpath[1200] = "";
-    const char *vn = r.voice[0] ? r.voice : "default";
-    if (!vx_srv_valid_name(vn)) {
-        vx_speech_req_free(&r);
-        return fail(c, q, 400, "invalid_voice", "voice",
-                    "invalid voice name (letters, digits, '.', '_', '-'; at most 64; no '..')");
-    }
-    const int vv = !strcmp(sm->kind, "vibevoice"), rt = !strcmp(sm->kind, "vibevoice-realtime");
     char chosen[1200] = "", ref[1200] = "";
-    if (s->voices_dir[0]) {
-        voice_paths(s, vn, vpath, rpath, sizeof vpath);
-        if (!vv && file_exists(vpath)) snprintf(chosen, sizeof chosen, "%s", vpath);
-        else if (file_exists(rpath)) snprintf(chosen, sizeof chosen, "%s", rpath);
-        if (strcmp(chosen, rpath) && file_exists(rpath)) snprintf(ref, sizeof ref, "%s", rpath); /* NAME.voice made for another model */
-    }
-    if (!chosen[0]) {
-        int builtin = !strcmp(vn, "default") || vx_srv_openai_voice(vn);
-        if (!builtin) {
-            vx_srv_seterr(&e, 404, "voice_not_found", "voice", "the voice '%s' does not exist (GET /v1/voices lists them)", vn);
+    char (*script_voice)[1200] = NULL; /* a list of two voices or more: one file per speaker */
+    if (r.n_voices) {
+        if (!(script_voice = calloc((size_t)r.n_voices, sizeof *script_voice))) {
+            vx_speech_req_free(&r);
+            return fail(c, q, 500, "out_of_memory", NULL, "out of memory");
+        }
+        if (check_voice_list(s, sm, &r, script_voice, &e)) {
+            free(script_voice);
             vx_speech_req_free(&r);
             return send_error(c, q, &e);
         }
-        if (vv || rt) {
-            vx_speech_req_free(&r);
-            return fail(c, q, 400, "voice_required", "voice",
-                        vv ? "VibeVoice has no built-in voice: upload a recording (POST /v1/voices) and name it in 'voice'"
-                           : "VibeVoice-Realtime has no built-in voice: upload a voice preset (.pt, POST /v1/voices) "
-                             "and name it in 'voice'");
+        if (r.n_voices == 1) { /* one speaker: as 'voice' sent as a string */
+            snprintf(r.voice, sizeof r.voice, "%s", r.voices[0]);
+            snprintf(chosen, sizeof chosen, "%s", script_voice[0]);
+            free(script_voice);
+            script_voice = NULL;
         }
+    } else if (find_voice(s, sm, r.voice[0] ? r.voice : "default", "voice", 404, chosen, ref, &e)) {
+        vx_speech_req_free(&r);
+        return send_error(c, q, &e);
     }
     if (vocis_check_language(sm->m, r.language[0] ? r.language : NULL) != VOCIS_OK) {
+        free(script_voice);
         vx_srv_seterr(&e, 400, r.language[0] ? "invalid_value" : "missing_required_parameter", "language",
                       "'language': %s", vocis_errmsg(sm->m));
         vx_speech_req_free(&r);
@@ -842,11 +1066,13 @@ static enum MHD_Result handle_speech(struct MHD_Connection *c, server *s, rq *q)
     if (r.seed < 0) r.seed = vx_draw_seed(); /* told to the client, so that it can ask for the same audio again */
     job *j = job_new(s, sm, JOB_SPEAK);
     if (!j) {
+        free(script_voice);
         vx_speech_req_free(&r);
         return fail(c, q, 500, "out_of_memory", NULL, "out of memory");
     }
     j->req = r;
     j->req_id = q->id;
+    j->script_voice = script_voice;
     snprintf(j->voice_path, sizeof j->voice_path, "%s", chosen);
     snprintf(j->ref_path, sizeof j->ref_path, "%s", ref);
     int qr = enqueue(sm, j);
@@ -1082,6 +1308,14 @@ static char *metrics_text(server *s) {
     P("# HELP vocis_in_flight Requests being synthesised.\n# TYPE vocis_in_flight gauge\nvocis_in_flight %d\n", inflight);
     P("# HELP vocis_connections Open HTTP requests.\n# TYPE vocis_connections gauge\nvocis_connections %d\n",
       atomic_load(&s->inflight_conns));
+    pthread_mutex_lock(&s->cmu);
+    const unsigned long long slow = s->dropped_slow, full = s->dropped_full;
+    pthread_mutex_unlock(&s->cmu);
+    P("# HELP vocis_connections_dropped_total Connections closed while sending their request: past the header or "
+      "body time limit (slow), or to make room for a new connection (full).\n"
+      "# TYPE vocis_connections_dropped_total counter\n"
+      "vocis_connections_dropped_total{reason=\"slow\"} %llu\nvocis_connections_dropped_total{reason=\"full\"} %llu\n",
+      slow, full);
     P("# HELP vocis_ready 1 when /ready answers 200.\n# TYPE vocis_ready gauge\nvocis_ready %d\n", ready(s));
 #undef P
     return b;
@@ -1186,6 +1420,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         q->route = vx_srv_route(url, &q->arg);
         q->limit = q->route == VX_R_VOICES ? s->cfg->max_upload : s->cfg->max_body;
         cors_origin(c, s, q->cors, sizeof q->cors);
+        conn_phase(s, c, CONN_BODY, s->cfg->body_timeout);
         if (q->route == VX_R_NONE) return fail(c, q, 404, "not_found", NULL, "no such route");
         if (!strcmp(method, "OPTIONS")) return preflight(c, q);
         if (!vx_srv_method_ok(q->route, method)) {
@@ -1228,6 +1463,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     if (q->responded) return MHD_YES;
+    conn_phase(s, c, CONN_ACTIVE, 0);
     if (q->too_big) {
         vx_srv_error e;
         vx_srv_seterr(&e, 413, "request_too_large", NULL, "the request body is larger than %zu bytes", q->limit);
@@ -1292,6 +1528,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     free(q->body);
     free(q);
     atomic_fetch_sub(&s->inflight_conns, 1);
+    /* keep-alive: the next request's headers are due after the idle time and the header time */
+    conn_phase(s, c, CONN_HEADERS, s->cfg->idle_timeout + s->cfg->header_timeout);
 }
 
 /* ---- run ---- */
@@ -1383,6 +1621,7 @@ int vx_server_run(const vx_server_config *cfg) {
     memset(s, 0, sizeof *s);
     s->cfg = cfg;
     pthread_mutex_init(&s->mmu, NULL);
+    pthread_mutex_init(&s->cmu, NULL);
     if (cfg->n_models < 1 || cfg->n_models > VX_SRV_MAX_MODELS) {
         fprintf(stderr, "vocis serve: give 1 to %d --model folders\n", VX_SRV_MAX_MODELS);
         return 2;
@@ -1459,6 +1698,9 @@ int vx_server_run(const vx_server_config *cfg) {
         }
     }
 
+    /* select, not poll: at the connection limit libmicrohttpd's select loop stops accepting (new
+     * connections wait in the listen queue until the guard makes room), its poll loop accepts and
+     * resets them; hence --max-connections stays under FD_SETSIZE */
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
     struct sockaddr_storage sa;
     if (resolve_host(cfg->host, cfg->port, &sa)) {
@@ -1467,11 +1709,18 @@ int vx_server_run(const vx_server_config *cfg) {
     }
     if (sa.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
     s->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT,
-                            (unsigned)cfg->idle_timeout, MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-                            MHD_OPTION_END);
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout, MHD_OPTION_CONNECTION_LIMIT,
+                            (unsigned)cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_per_ip,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->max_header_kb << 10, MHD_OPTION_END);
     if (!s->d) {
         fprintf(stderr, "vocis serve: cannot listen on %s:%d: %s\n", cfg->host, cfg->port, strerror(errno));
+        shutdown_models(s);
+        return 1;
+    }
+    if (pthread_create(&s->guard_thr, NULL, guard_main, s)) {
+        fprintf(stderr, "vocis serve: cannot start the connection guard thread\n");
+        MHD_stop_daemon(s->d);
         shutdown_models(s);
         return 1;
     }
@@ -1503,7 +1752,8 @@ int vx_server_run(const vx_server_config *cfg) {
     atomic_store(&s->hard_stop, 1);
     for (int i = 0; i < 50 && !all_idle(s); i++) usleep(100 * 1000);
     MHD_stop_daemon(s->d);
-    shutdown_models(s);
+    shutdown_models(s); /* also ends the guard (quit_workers) */
+    pthread_join(s->guard_thr, NULL);
     close(stop_pipe[0]);
     close(stop_pipe[1]);
     fprintf(stderr, "vocis serve: stopped\n");

@@ -27,8 +27,14 @@ typedef struct vx_server_config {
     size_t max_body;         /* largest JSON body, bytes */
     size_t max_upload;       /* largest voice upload, bytes */
     double request_timeout;  /* seconds a request may take, queue included */
-    int idle_timeout;        /* seconds an idle / slow connection is kept */
-    int max_connections;
+    int idle_timeout;        /* seconds a connection may send or take nothing */
+    double header_timeout;   /* seconds from a connection's start (or its previous request's end plus
+                              * idle_timeout) to the end of the request's headers; then it is closed */
+    double body_timeout;     /* seconds from the end of the headers to the end of the body */
+    int max_header_kb;       /* request line + headers at most, KiB (libmicrohttpd's connection memory) */
+    int max_connections;     /* open at most; when all but a reserve are taken, a new one closes the
+                              * oldest connection still sending its request */
+    int max_per_ip;          /* open connections from one address at most (0 = no limit) */
     int threads;             /* model threads (0 = physical cores) */
     int precision;           /* VOCIS_PRECISION_* (0 = the library's default) */
     int quiet;               /* no per-request log lines */
@@ -72,6 +78,7 @@ const char *vx_srv_fmt_name(vx_srv_fmt f);
 const char *vx_srv_fmt_mime(vx_srv_fmt f);
 
 #define VX_SRV_NAME_MAX 64
+#define VX_SRV_MAX_VOICES 16 /* names in a 'voice' list (VibeVoice: one per speaker) */
 
 /* A parsed POST /v1/audio/speech body. NaN / -1 = not given (model default). */
 typedef struct vx_speech_req {
@@ -79,6 +86,8 @@ typedef struct vx_speech_req {
     size_t input_chars;   /* code points */
     char model[128];
     char voice[128];
+    char voices[VX_SRV_MAX_VOICES][128]; /* 'voice' sent as a JSON list: one name per speaker, in order */
+    int n_voices;                        /* 0: 'voice' was a string or absent */
     vx_srv_fmt format;
     int stream;           /* 0 = whole file, 1 = chunked audio bytes, 2 = SSE events */
     double speed;

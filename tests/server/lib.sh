@@ -35,6 +35,14 @@ stop_server() {
 }
 trap 'if [ -n "$SRV_PID" ]; then kill -KILL "$SRV_PID" 2>/dev/null; fi' EXIT
 
+# save_vv_voices DIR: the tiny VibeVoice fixture's two recordings as the saved voices alice and
+# bob (a VibeVoice voice is the recording NAME.ref)
+save_vv_voices() {
+    mkdir -p "$1"
+    cp "$DATA/vibevoice/inputs/voice_0.wav" "$1/alice.ref"
+    cp "$DATA/vibevoice/inputs/voice_1.wav" "$1/bob.ref"
+}
+
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }

@@ -7,7 +7,7 @@ rm -rf "$SCRATCH" && mkdir -p "$SCRATCH/voices"
 command -v curl >/dev/null || { echo "SKIP: curl is not installed"; exit 77; }
 . "$(dirname "$0")/lib.sh"
 D=$DATA/vibevoice
-cp "$D/inputs/voice_0.wav" "$SCRATCH/voices/alice.ref" # a VibeVoice voice is the recording NAME.ref
+save_vv_voices "$SCRATCH/voices"
 
 start_server --model "$D/model" --voices "$SCRATCH/voices" --threads 2
 req "speech with an unusable script line" 200 "" "$URL/v1/audio/speech" -d \

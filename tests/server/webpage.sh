@@ -28,4 +28,11 @@ grep -q 'POST /v1/audio/speech 200 .*model=mtl' "$SCRATCH/server.log" && ok "the
 health_ok "web page"
 stop_server TERM
 [ "$SRV_RC" = 0 ] || bad "server exit $SRV_RC"
+
+# VibeVoice: a voice picker per speaker of the script, the voices sent as a list
+save_vv_voices "$SCRATCH/vv_voices"
+start_server --model vv="$DATA/vibevoice/model" --voices "$SCRATCH/vv_voices" --threads 2
+if timeout 240 node "$NPM_DIR/webpage.mjs" "$URL" "$CHROME" "" vibevoice; then ok "web page VibeVoice cases"; else bad "web page VibeVoice (rc $?)"; fi
+grep -q 'POST /v1/audio/speech 200 .*model=vv' "$SCRATCH/server.log" && ok "the page's two-speaker request was served" || bad "no VibeVoice request logged"
+stop_server TERM
 finish
