@@ -78,6 +78,8 @@ int cli_speculate(const char *cmd, const char *s, int *out);
 #define CLI_SPECULATE_HELP                                                                                  \
     "T3 self-speculative decoding: auto (default: on at exact precision), off, or N proposals per round; " \
     "the tokens are plain decoding's either way, only the speed changes"
+#define CLI_VOICE_CACHE_HELP \
+    "Chatterbox: memory for voices' conditioning prefixes computed once and reused, in MiB (256; -1 = none)"
 #define CLI_KV_HELP "KV-cache storage: f32 (default, exact) or bf16 (half the cache memory; long contexts)"
 
 /* Subcommands: each returns the process exit status. */

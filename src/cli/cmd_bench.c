@@ -54,6 +54,34 @@ static vocis_status t3_time_reps(t3_run_fn run, void *ctx, int tokens, int reps,
     return VOCIS_OK;
 }
 
+/* The prefill with the voice's conditioning prefix cached, next to the full prefill of the runs
+ * before (prefill_s, reps of them): attach_cache gives the model a voice cache; one run fills it,
+ * then `reps` 2-token runs time the prefill that only computes the text. The cache is removed after. */
+static vocis_status time_prefill_cached(t3_run_fn run, void *ctx, vocis_status (*attach_cache)(void *ctx, size_t bytes),
+                                        int reps, const double *prefill_s, vx_err *err) {
+    VX_TRY(attach_cache(ctx, (size_t)256 << 20));
+    double *c = calloc((size_t)reps, sizeof(double));
+    tok_timer tt = {0};
+    vocis_status st = c ? run(ctx, 2, &tt, err) : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    for (int r = 0; r < reps && !st; r++) {
+        tt = (tok_timer){0};
+        const double t1 = vx_now_s();
+        st = run(ctx, 2, &tt, err);
+        c[r] = 1e3 * (tt.t_first - t1);
+    }
+    if (!st) {
+        double full[64];
+        const int n = reps < 64 ? reps : 64;
+        for (int r = 0; r < n; r++) full[r] = 1e3 * prefill_s[r];
+        bench_print_stats("prefill_ms", full, n, 1, 1, "ms", "to the first token, the voice prefix computed");
+        bench_print_stats("prefill_cached_ms", c, reps, 1, 1, "ms",
+                          "to the first token, the voice prefix from the voice cache (same bits)");
+    }
+    free(c);
+    vocis_status st2 = attach_cache(ctx, 0);
+    return st ? st : st2;
+}
+
 /* Prints the prefill and decode lines of t3_time_reps' figures (rates per repetition) with their
  * work: prefill the whole prefill's, decode one step's at the steps' mean context. */
 static void t3_print_reps(const double *prefill_s, const double *decode, int reps, int L0, int steps,
@@ -232,6 +260,11 @@ static vocis_status gpt2_run_once(void *ctx, int tokens, tok_timer *tt, vx_err *
                                   VX_DRAFT_QUANT, &g->sp.rep, &g->sp.tokens, &g->sp.n_tokens, err);
 }
 
+static vocis_status gpt2_attach_cache(void *ctx, size_t bytes) {
+    gpt2_run *g = ctx;
+    return vx_t3_gpt2_set_voice_cache((vx_t3_gpt2 *)g->t, bytes, NULL); /* the bench's own model */
+}
+
 static vocis_status gpt2_draft(void *ctx, const vx_draft_mem **d, vx_err *err) {
     const gpt2_run *g = ctx;
     const vx_t3_gpt2 *t;
@@ -281,6 +314,7 @@ static int bench_t3_gpt2(int variant, vx_dtype dt, const char *dtype, int prec, 
     int steps = 0;
     if (speculate == VX_SPEC_OFF) st = t3_time_reps(gpt2_run_once, &g, tokens, reps, pf, dec, &steps, &err);
     else st = speculate_reps(gpt2_run_once, &g, &g.sp, "batch-1", tokens, reps, pf, dec, &steps, &err);
+    if (!st) st = time_prefill_cached(gpt2_run_once, &g, gpt2_attach_cache, reps, pf, &err);
     if (!st) {
         t3_print_reps(pf, dec, reps, L0, steps, "1 row, no CFG", "batch-1", lim, gpt2_prefill_work(&t, L0),
                       spec_token_work(&g.sp, gpt2_decode_work(&t, L0 + (steps + 1) / 2.0)));
@@ -314,6 +348,11 @@ static vocis_status t3_run_once(void *ctx, int tokens, tok_timer *tt, vx_err *er
     q->sp.tokens = NULL;
     return vx_t3_generate_ex(q->t3, q->c, q->text, q->n_text, &s, &rng, q->threads, VX_DRAFT_QUANT, &q->sp.rep,
                              &q->sp.tokens, &q->sp.n_tokens, err);
+}
+
+static vocis_status t3_attach_cache(void *ctx, size_t bytes) {
+    const t3_run *q = ctx;
+    return vx_t3_set_voice_cache((vx_t3 *)q->t3, bytes, NULL); /* the bench's own model */
 }
 
 static vocis_status t3_draft(void *ctx, const vx_draft_mem **d, vx_err *err) {
@@ -436,6 +475,7 @@ static int bench_t3(int argc, char **argv) {
     if (speculate == VX_SPEC_OFF) st = t3_time_reps(t3_run_once, &q, tokens, reps, pf, dec, &steps, &err);
     else st = speculate_reps(t3_run_once, &q, &q.sp, no_cfg ? "single-row" : "CFG-pair", tokens, reps, pf, dec,
                              &steps, &err);
+    if (!st) st = time_prefill_cached(t3_run_once, &q, t3_attach_cache, reps, pf, &err);
     if (!st) {
         /* prefill positions: conditioning, start + text + stop, BOS twice */
         const int L0 = vx_t3_cond_len(&t3, &c) + text_len + 4, nseq = no_cfg ? 1 : 2;

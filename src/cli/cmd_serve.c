@@ -59,6 +59,7 @@ int cmd_serve(int argc, char **argv) {
          10000},
         {"--threads", CLI_INT, &c.threads, "model threads (default: physical cores)", 1, 1024},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
+        {"--voice-cache-mb", CLI_INT, &c.voice_cache_mb, CLI_VOICE_CACHE_HELP, -1, 1 << 20},
         {"--config", CLI_STR, &c.config_path, "hyper-parameter override file for the models", 0, -1},
         {"--quiet|-q", CLI_FLAG, &c.quiet, "no per-request log lines", 0, -1},
     };

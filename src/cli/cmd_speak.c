@@ -147,6 +147,7 @@ int cmd_speak(int argc, char **argv) {
     cli_list voices = {voice_list, 0, MAX_VOICES};
     const char *model = NULL, *text = NULL, *text_file = NULL, *out = NULL, *format = NULL;
     const char *config = NULL, *precision = NULL, *language = NULL, *kv_s = NULL, *speculate_s = NULL;
+    int voice_cache_mb = 0;
     vocis_speak_options o;
     vocis_speak_options_default(&o);
     o.vv.cfg_scale = NAN, o.vv.diffusion_steps = 0; /* the model's defaults, filled in after open */
@@ -191,6 +192,7 @@ int cmd_speak(int argc, char **argv) {
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
         {"--speculate", CLI_STR, &speculate_s, CLI_SPECULATE_HELP, 0, -1},
+        {"--voice-cache-mb", CLI_INT, &voice_cache_mb, CLI_VOICE_CACHE_HELP, -1, 1 << 20},
         {"--stream-text", CLI_FLAG, &stream_text,
          "VibeVoice-Realtime: read the text (stdin or --text-file) as it arrives and speak it meanwhile", 0, -1},
         {"--quiet|-q", CLI_FLAG, &ui.quiet, "no progress on stderr", 0, -1},
@@ -238,7 +240,7 @@ int cmd_speak(int argc, char **argv) {
     o.on_warning = on_warning;
     o.user = &ui;
 
-    vocis_open_options oo = {threads, config, prec, kvc};
+    vocis_open_options oo = {threads, config, prec, kvc, voice_cache_mb};
     vocis_model *m;
     vocis_voice *v = NULL;
     vocis_audio a = {0};

@@ -24,6 +24,7 @@ static int print_progress(void *user, int step, int32_t token) {
 int cmd_tokens(int argc, char **argv) {
     const char *model = NULL, *text = NULL, *cond = NULL, *config = NULL, *precision = NULL, *language = NULL;
     const char *kv_s = NULL, *speculate_s = NULL;
+    int voice_cache_mb = 0;
     vocis_t3_options o;
     vocis_t3_options_default(&o);
     uint64_t seed = UINT64_MAX; /* unset */
@@ -51,6 +52,7 @@ int cmd_tokens(int argc, char **argv) {
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
         {"--speculate", CLI_STR, &speculate_s, CLI_SPECULATE_HELP, 0, -1},
+        {"--voice-cache-mb", CLI_INT, &voice_cache_mb, CLI_VOICE_CACHE_HELP, -1, 1 << 20},
         {"--quiet|-q", CLI_FLAG, &quiet, "no progress on stderr", 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
@@ -72,7 +74,7 @@ int cmd_tokens(int argc, char **argv) {
     o.on_token = print_progress;
     o.user = &ui;
 
-    vocis_open_options oo = {threads, config, prec, kvc};
+    vocis_open_options oo = {threads, config, prec, kvc, voice_cache_mb};
     vocis_model *m;
     if (vocis_model_open(model, &oo, &m) != VOCIS_OK) {
         cli_error("tokens", "%s", vocis_errmsg(m));

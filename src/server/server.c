@@ -1305,6 +1305,20 @@ static char *metrics_text(server *s) {
         inflight += run;
         P("vocis_queue_depth{model=\"%s\"} %d\n", sm->name, waiting);
     }
+    P("# HELP vocis_voice_cache Voices' conditioning prefixes computed once and reused (Chatterbox T3): lookups "
+      "that found one (hits) or computed it (misses), entries held, their bytes and the bound.\n"
+      "# TYPE vocis_voice_cache gauge\n");
+    for (int i = 0; i < s->n_models; i++) {
+        vocis_voice_cache_stats vc;
+        vocis_voice_cache_stats_get(s->models[i].m, &vc);
+        P("vocis_voice_cache{model=\"%s\",counter=\"hits\"} %lld\n"
+          "vocis_voice_cache{model=\"%s\",counter=\"misses\"} %lld\n"
+          "vocis_voice_cache{model=\"%s\",counter=\"entries\"} %lld\n"
+          "vocis_voice_cache{model=\"%s\",counter=\"bytes\"} %zu\n"
+          "vocis_voice_cache{model=\"%s\",counter=\"max_bytes\"} %zu\n",
+          s->models[i].name, (long long)vc.hits, s->models[i].name, (long long)vc.misses, s->models[i].name,
+          (long long)vc.entries, s->models[i].name, vc.bytes, s->models[i].name, vc.max_bytes);
+    }
     P("# HELP vocis_in_flight Requests being synthesised.\n# TYPE vocis_in_flight gauge\nvocis_in_flight %d\n", inflight);
     P("# HELP vocis_connections Open HTTP requests.\n# TYPE vocis_connections gauge\nvocis_connections %d\n",
       atomic_load(&s->inflight_conns));
@@ -1656,7 +1670,7 @@ int vx_server_run(const vx_server_config *cfg) {
     sigaction(SIGTERM, &act, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    vocis_open_options oo = {cfg->threads, cfg->config_path, cfg->precision};
+    vocis_open_options oo = {cfg->threads, cfg->config_path, cfg->precision, 0, cfg->voice_cache_mb};
     for (int i = 0; i < cfg->n_models; i++) {
         srv_model *sm = &s->models[i];
         const char *dir;

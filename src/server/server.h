@@ -37,6 +37,7 @@ typedef struct vx_server_config {
     int max_per_ip;          /* open connections from one address at most (0 = no limit) */
     int threads;             /* model threads (0 = physical cores) */
     int precision;           /* VOCIS_PRECISION_* (0 = the library's default) */
+    int voice_cache_mb;      /* vocis_open_options.voice_cache_mb (0 = the library's default) */
     int quiet;               /* no per-request log lines */
     const char *cors;        /* Access-Control-Allow-Origin: "*" or comma-separated origins (NULL = no CORS) */
 } vx_server_config;

@@ -78,6 +78,8 @@ stat_line decode_plain tokens/s 1 "$SCRATCH/t3spec.txt"
 stat_line decode tokens/s 1 "$SCRATCH/t3spec.txt"
 for f in speedup accept_rate tokens_per_verify; do has_line "t3spec $f" "^$f: [0-9.]+ " "$SCRATCH/t3spec.txt"; done
 has_line t3spec-identical "^tokens_identical_to_plain: yes \(12 tokens\)" "$SCRATCH/t3spec.txt"
+stat_line prefill_ms ms 1 "$SCRATCH/t3spec.txt"
+stat_line prefill_cached_ms ms 1 "$SCRATCH/t3spec.txt"
 has_line t3spec-decode-per-token "^decode: .*bytes [0-9.e]+/step" "$SCRATCH/t3spec.txt"
 expect_error t3spec-bad "--speculate must be off, auto or 1..16" "$VOCIS" bench t3 --synthetic --variant nano --speculate 0
 expect_error t3ctx-small "no room for the voice prompt" "$VOCIS" bench t3 --synthetic --variant nano --context 3 \

@@ -19,6 +19,7 @@ int main(void) {
     F(vocis_open_options, config_path);
     F(vocis_open_options, precision);
     F(vocis_open_options, kv_cache);
+    F(vocis_open_options, voice_cache_mb);
 
     S(vocis_clone_options);
     F(vocis_clone_options, exaggeration);

@@ -39,7 +39,8 @@ class OpenOptions(ctypes.Structure):
     _fields_ = [("threads", ctypes.c_int),
                 ("config_path", ctypes.c_char_p),
                 ("precision", ctypes.c_int),
-                ("kv_cache", ctypes.c_int)]
+                ("kv_cache", ctypes.c_int),
+                ("voice_cache_mb", ctypes.c_int)]
 
 
 class CloneOptions(ctypes.Structure):
