@@ -178,11 +178,11 @@ static int speak_to(speak_job *j, const char *text, const char *path) {
             return cli_error("speak", "%s", ui->file_err.msg);
         ui->file = &file;
     }
-    vocis_audio a = {0};
+    vocis_audio a = {0}; /* the audio goes through on_audio: none is kept but a VibeVoice script's */
     int sret = 0, rc = 0;
     const int ok = j->nvoices > 1 ? vocis_speak_script(j->m, j->vs, j->nvoices, text, j->o, &a) == VOCIS_OK
-                   : j->stream_text ? (sret = speak_streamed(j->m, j->v, text, j->text_file, j->o, &a)) == 0
-                                    : vocis_speak(j->m, j->v, text, j->o, &a) == VOCIS_OK;
+                   : j->stream_text ? (sret = speak_streamed(j->m, j->v, text, j->text_file, j->o, NULL)) == 0
+                                    : vocis_speak(j->m, j->v, text, j->o, NULL) == VOCIS_OK;
     vocis_audio_free(&a);
     const double seconds = ui->file ? (double)file.frames / SPEAK_SR : 0;
     if (!ok) {
