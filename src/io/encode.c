@@ -9,14 +9,16 @@
 
 struct vx_enc {
     SNDFILE *sf;
-    uint8_t *buf;
-    sf_count_t len, cap, pos;
+    uint8_t *buf;        /* the bytes from offset base on (memory: all of them, base 0) */
+    sf_count_t len, cap, pos, base;
     sf_count_t fwd;      /* bytes already handed to the sink (streaming) */
     sf_count_t ogg_done; /* bytes of whole Ogg pages already given the fixed serial */
     int streaming, failed, ogg, s16, clip;
     vx_audio_sink sink;
     void *user;
-    vx_outfile *file; /* set: the bytes go straight into this seekable file, buf is unused */
+    /* set: the bytes go into this seekable file as they come, except an Ogg page, which waits in buf
+     * until it is whole and has its fixed serial (the file never holds a page of another stream) */
+    vx_outfile *file;
 };
 
 /* pread / pwrite of all n bytes at off; 0 ok. */
@@ -39,51 +41,6 @@ static int file_write(int fd, const void *p, size_t n, sf_count_t off) {
     return 0;
 }
 
-static sf_count_t m_len(void *u) { return ((vx_audio_enc *)u)->len; }
-static sf_count_t m_tell(void *u) { return ((vx_audio_enc *)u)->pos; }
-static sf_count_t m_seek(sf_count_t off, int whence, void *u) {
-    vx_audio_enc *e = u;
-    sf_count_t p = whence == SEEK_SET ? off : whence == SEEK_CUR ? e->pos + off : e->len + off;
-    if (p < 0) return -1;
-    e->pos = p;
-    return p;
-}
-static sf_count_t m_read(void *ptr, sf_count_t n, void *u) {
-    vx_audio_enc *e = u;
-    sf_count_t a = e->pos < e->len ? e->len - e->pos : 0;
-    if (n > a) n = a;
-    if (n > 0 && e->file && file_read(e->file->fd, ptr, (size_t)n, e->pos)) return e->failed = 1, 0;
-    if (n > 0 && !e->file) memcpy(ptr, e->buf + e->pos, (size_t)n);
-    e->pos += n;
-    return n;
-}
-static sf_count_t m_write(const void *ptr, sf_count_t n, void *u) {
-    vx_audio_enc *e = u;
-    if (n <= 0) return 0;
-    if (e->file) {
-        if (file_write(e->file->fd, ptr, (size_t)n, e->pos)) return e->failed = 1, 0;
-        e->pos += n;
-        if (e->pos > e->len) e->len = e->pos;
-        return n;
-    }
-    sf_count_t need = e->pos + n;
-    if (need > e->cap) {
-        sf_count_t c = e->cap ? e->cap : 65536;
-        while (c < need) c *= 2;
-        uint8_t *b = realloc(e->buf, (size_t)c);
-        if (!b) {
-            e->failed = 1;
-            return 0;
-        }
-        memset(b + e->cap, 0, (size_t)(c - e->cap));
-        e->buf = b, e->cap = c;
-    }
-    memcpy(e->buf + e->pos, ptr, (size_t)n);
-    e->pos += n;
-    if (e->pos > e->len) e->len = e->pos;
-    return n;
-}
-
 /* Ogg's CRC-32 (polynomial 0x04c11db7, not reflected, initial 0) of a page. */
 static uint32_t ogg_crc(const uint8_t *p, size_t n) {
     uint32_t crc = 0;
@@ -95,8 +52,6 @@ static uint32_t ogg_crc(const uint8_t *p, size_t n) {
 }
 
 static void put32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24); }
-
-enum { OGG_MAX_PAGE = 27 + 255 + 255 * 255 };
 
 /* Gives the Ogg page at pg (avail bytes there) the fixed serial number: its
  * size, or 0 when pg holds no whole page. */
@@ -112,28 +67,68 @@ static size_t ogg_fix_page(uint8_t *pg, size_t avail) {
     return size;
 }
 
-/* Gives every whole Ogg page from e->ogg_done on the fixed serial number (in
- * the file: read back, fixed, written over). */
+/* Gives every whole Ogg page from e->ogg_done on the fixed serial number (in memory). */
 static void ogg_fix_serials(vx_audio_enc *e) {
-    uint8_t *page = e->file ? malloc(OGG_MAX_PAGE) : NULL;
-    if (e->file && !page) {
-        e->failed = 1;
-        return;
-    }
-    for (;;) {
-        size_t avail = (size_t)(e->len - e->ogg_done), size;
-        if (e->file) {
-            if (avail > OGG_MAX_PAGE) avail = OGG_MAX_PAGE;
-            if (file_read(e->file->fd, page, avail, e->ogg_done)) break;
-            size = ogg_fix_page(page, avail);
-            if (size && file_write(e->file->fd, page, size, e->ogg_done)) e->failed = 1;
-        } else {
-            size = ogg_fix_page(e->buf + e->ogg_done, avail);
-        }
-        if (!size || e->failed) break;
+    for (size_t size; (size = ogg_fix_page(e->buf + e->ogg_done, (size_t)(e->len - e->ogg_done)));)
         e->ogg_done += (sf_count_t)size;
+}
+
+/* Moves every whole Ogg page waiting in buf, with the fixed serial, into the file. */
+static void ogg_pages_to_file(vx_audio_enc *e) {
+    for (size_t size; !e->failed && (size = ogg_fix_page(e->buf, (size_t)(e->len - e->base)));) {
+        if (file_write(e->file->fd, e->buf, size, e->base)) e->failed = 1;
+        memmove(e->buf, e->buf + size, (size_t)(e->len - e->base) - size);
+        e->base += (sf_count_t)size;
     }
-    free(page);
+}
+
+static sf_count_t m_len(void *u) { return ((vx_audio_enc *)u)->len; }
+static sf_count_t m_tell(void *u) { return ((vx_audio_enc *)u)->pos; }
+static sf_count_t m_seek(sf_count_t off, int whence, void *u) {
+    vx_audio_enc *e = u;
+    sf_count_t p = whence == SEEK_SET ? off : whence == SEEK_CUR ? e->pos + off : e->len + off;
+    if (p < 0) return -1;
+    e->pos = p;
+    return p;
+}
+static sf_count_t m_read(void *ptr, sf_count_t n, void *u) {
+    vx_audio_enc *e = u;
+    sf_count_t a = e->pos < e->len ? e->len - e->pos : 0;
+    if (n > a) n = a;
+    if (n <= 0) return 0;
+    const sf_count_t in_file = !e->file ? 0 : e->ogg ? e->base : e->len; /* bytes [0, in_file) are in the file */
+    if (e->pos >= in_file) memcpy(ptr, e->buf + (e->pos - e->base), (size_t)n);
+    else if (e->pos + n > in_file || file_read(e->file->fd, ptr, (size_t)n, e->pos)) return e->failed = 1, 0;
+    e->pos += n;
+    return n;
+}
+static sf_count_t m_write(const void *ptr, sf_count_t n, void *u) {
+    vx_audio_enc *e = u;
+    if (n <= 0) return 0;
+    if (e->file && !e->ogg) {
+        if (file_write(e->file->fd, ptr, (size_t)n, e->pos)) return e->failed = 1, 0;
+        e->pos += n;
+        if (e->pos > e->len) e->len = e->pos;
+        return n;
+    }
+    if (e->pos < e->base) return e->failed = 1, 0; /* an Ogg page already in the file: never rewritten */
+    sf_count_t need = e->pos - e->base + n;
+    if (need > e->cap) {
+        sf_count_t c = e->cap ? e->cap : 65536;
+        while (c < need) c *= 2;
+        uint8_t *b = realloc(e->buf, (size_t)c);
+        if (!b) {
+            e->failed = 1;
+            return 0;
+        }
+        memset(b + e->cap, 0, (size_t)(c - e->cap));
+        e->buf = b, e->cap = c;
+    }
+    memcpy(e->buf + (e->pos - e->base), ptr, (size_t)n);
+    e->pos += n;
+    if (e->pos > e->len) e->len = e->pos;
+    if (e->file) ogg_pages_to_file(e);
+    return e->failed ? 0 : n;
 }
 
 /* Hands the sink what it has not had yet: whole Ogg pages only, until the end. */
@@ -235,9 +230,8 @@ int vx_audio_enc_write(vx_audio_enc *e, const float *x, size_t n) {
         if (w != (sf_count_t)k || e->failed) return -1;
         i += k;
     }
-    if (e->file) { /* the header counts what is in the file now; whole Ogg pages get the fixed serial */
+    if (e->file) { /* the header counts what is in the file now */
         if (!e->ogg) sf_command(e->sf, SFC_UPDATE_HEADER_NOW, NULL, 0);
-        if (e->ogg) ogg_fix_serials(e);
         return e->failed ? -1 : 0;
     }
     return e->streaming ? forward(e, 0) : 0;
@@ -246,7 +240,9 @@ int vx_audio_enc_write(vx_audio_enc *e, const float *x, size_t n) {
 int vx_audio_enc_close(vx_audio_enc *e) {
     if (!e) return 0;
     int rc = sf_close(e->sf) ? -1 : 0;
-    if (rc == 0 && e->ogg && !e->streaming) ogg_fix_serials(e); /* streaming: forward does */
+    if (rc == 0 && e->ogg && !e->streaming && !e->file) ogg_fix_serials(e); /* streaming: forward does */
+    if (rc == 0 && e->file && e->ogg && e->len > e->base && !e->failed) /* not a whole page: as it is */
+        e->failed = file_write(e->file->fd, e->buf, (size_t)(e->len - e->base), e->base) != 0;
     if (e->failed) rc = -1;
     if (rc == 0 && !e->file) rc = e->streaming ? forward(e, 1) : e->sink(e->user, e->buf, (size_t)e->len) ? -1 : 0;
     free(e->buf);

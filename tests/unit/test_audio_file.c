@@ -1,7 +1,8 @@
 /* Incremental audio files (io/encode.h vx_audio_file): written in pieces, a
  * copy of the file taken after each piece, while the writer still has it open,
  * opens with libsndfile and holds exactly the samples written so far (WAV; FLAC
- * and Ogg: at least everything but the encoder's unfinished block / page). The
+ * and Ogg: at least everything but the encoder's unfinished block / page; Ogg
+ * only whole pages, all of the fixed serial number). The
  * old file stays until the first samples; the finished file has the bytes of
  * vx_audio_write of all the samples. */
 #include <dirent.h>
@@ -64,6 +65,22 @@ static int64_t frames_in(const char *path, int64_t *header, float *y, int64_t ca
     return got;
 }
 
+/* The Ogg file at path is whole pages, every one of the fixed serial number. */
+static int ogg_whole_pages(const char *path) {
+    size_t n, off = 0;
+    unsigned char *b = slurp(path, &n);
+    while (b && off + 27 <= n && !memcmp(b + off, "OggS", 4)) {
+        const unsigned char *pg = b + off;
+        const uint32_t serial = pg[14] | pg[15] << 8 | pg[16] << 16 | (uint32_t)pg[17] << 24;
+        size_t size = 27 + pg[26];
+        for (int i = 0; i < pg[26] && off + 27 + i < n; i++) size += pg[27 + i];
+        if (serial != VX_ENC_OGG_SERIAL) break;
+        off += size;
+    }
+    free(b);
+    return b && off == n;
+}
+
 static void pieces(vx_audio_fmt fmt) {
     enum { PIECE = 24000, PIECES = 5, N = PIECE * PIECES };
     static float x[N], y[N + 1];
@@ -98,6 +115,8 @@ static void pieces(vx_audio_fmt fmt) {
             CHECK_MSG(got <= want && got >= want - slack, "%s after piece %d: read %lld of %lld written", name, k,
                       (long long)got, (long long)want);
         }
+        if (fmt == VX_AUDIO_OGG || fmt == VX_AUDIO_OPUS)
+            CHECK_MSG(ogg_whole_pages(copy), "%s after piece %d: not whole pages of the fixed serial", name, k);
         if (got > 0 && fmt != VX_AUDIO_OGG && fmt != VX_AUDIO_OPUS) CHECK_CLOSE(y, x, (size_t)(got < want ? got : want), atol);
     }
     CHECK_MSG(vx_audio_file_close(&f) == VOCIS_OK, "%s", err.msg);
