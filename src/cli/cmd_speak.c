@@ -187,7 +187,7 @@ static int speak_to(speak_job *j, const char *text, const char *path) {
     const double seconds = ui->file ? (double)file.frames / SPEAK_SR : 0;
     if (!ok) {
         char kept[600] = ""; /* what the file holds of a run that failed midway */
-        if (seconds > 0) snprintf(kept, sizeof kept, " (%s keeps the %.2f s made before)", path, seconds);
+        if (seconds > 0) snprintf(kept, sizeof kept, " (%s keeps the audio written before)", path);
         if (ui->tty && !ui->quiet) fputc('\n', stderr);
         if (sret == 2) rc = 1;
         else if (ui->file_st) rc = cli_error("speak", "%s%s", ui->file_err.msg, kept);
