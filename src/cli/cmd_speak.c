@@ -165,8 +165,8 @@ static int speak_streamed(vocis_model *m, const vocis_voice *v, const char *text
     return rc;
 }
 
-/* text (NULL with --stream-text: read here) -> path, written as the audio becomes final, or raw PCM
- * on stdout. 0 ok, else 1 with the error printed. */
+/* text (with --stream-text, NULL: read from the file or stdin as it arrives) -> path, written as
+ * the audio becomes final, or raw PCM on stdout. 0 ok, else 1 with the error printed. */
 static int speak_to(speak_job *j, const char *text, const char *path) {
     speak_ui *ui = j->ui;
     vx_audio_file file;
