@@ -1,6 +1,8 @@
 # I/O parsers: safetensors, torch.save zip + pickle, Chatterbox conds.
 vocis_unit_test(test_io ${VOCIS_TEST_SRC}/unit/test_io.c)
 set_tests_properties(test_io PROPERTIES LABELS "unit;io")
+# Incremental, crash-safe audio files (io/encode.h vx_audio_file).
+vocis_unit_test(test_audio_file ${VOCIS_TEST_SRC}/unit/test_audio_file.c)
 
 # libFuzzer targets (clang only): CC=clang cmake -DVOCIS_FUZZ=ON ...; see tests/fuzz/README.md.
 option(VOCIS_FUZZ "Build the libFuzzer targets (needs clang)" OFF)

@@ -866,16 +866,23 @@ done:
     return st;
 }
 
+/* out NULL: the audio goes to opts->on_audio only; Chatterbox then holds no more than a chunk's
+ * (a book's audio is never in memory at once). */
 vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *text,
                          const vocis_speak_options *opts, vocis_audio *out) {
-    memset(out, 0, sizeof *out);
+    if (out) memset(out, 0, sizeof *out);
     vx_err_clear(vx_api_err(m));
     vx_err *err = vx_api_err(m);
     if (!m->vv && !m->rt && !m->has_t3 && !m->turbo)
         return vx_fail(err, VOCIS_E_UNSUPPORTED, "this model cannot speak (no Chatterbox T3)");
     VX_TRY(check_text(m, text));
-    if (m->vv) return vx_api_vv_speak(m, voice, text, opts, out);
-    if (m->rt) return vx_api_rt_speak(m, voice, text, opts, out);
+    if (m->vv || m->rt) { /* these keep their audio anyway: out NULL only drops it at the end */
+        vocis_audio kept;
+        vocis_status st = m->vv ? vx_api_vv_speak(m, voice, text, opts, out ? out : &kept)
+                                : vx_api_rt_speak(m, voice, text, opts, out ? out : &kept);
+        if (!out) vocis_audio_free(&kept);
+        return st;
+    }
     vocis_speak_options o;
     if (opts) o = *opts;
     else vocis_speak_options_default(&o);
@@ -891,7 +898,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     const vx_cb_conds *v = &voice->conds;
     vx_chunks chunks = {0};
     float *acc = NULL;
-    size_t nacc = 0, emitted = 0;
+    size_t nacc = 0, emitted = 0, total = 0; /* total: samples made (acc holds them all unless out is NULL) */
     vocis_status st = check_voice_handle(m, voice);
     if (st) goto done;
     if (!v->has_gen) {
@@ -930,6 +937,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
         }
         memcpy(acc + nacc, wav + ov, sizeof(float) * ((size_t)nw - ov));
         nacc += (size_t)nw - ov;
+        total += (size_t)nw - ov;
         free(wav);
         /* everything but the tail that the next chunk may fade into is final */
         size_t final = k + 1 < chunks.n ? (nacc > xfade ? nacc - xfade : 0) : nacc;
@@ -940,15 +948,22 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
             }
             emitted = final;
         }
+        if (!out) { /* only on_audio wants the audio: keep just the tail the next chunk fades into */
+            memmove(acc, acc + emitted, sizeof(float) * (nacc - emitted));
+            nacc -= emitted;
+            emitted = 0;
+        }
     }
-    if (nacc == 0) {
+    if (total == 0) {
         st = vx_fail(err, VOCIS_E_INVALID, "the synthesis produced no audio (try another seed or a longer text)");
         goto done;
     }
-    out->samples = acc;
-    out->n = nacc;
-    out->sample_rate = VX_HIFT_SR;
-    acc = NULL;
+    if (out) {
+        out->samples = acc;
+        out->n = nacc;
+        out->sample_rate = VX_HIFT_SR;
+        acc = NULL;
+    }
 done:
     free(acc);
     vx_chunks_free(&chunks);

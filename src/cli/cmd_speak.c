@@ -12,9 +12,12 @@
 #include "base/threads.h"
 #include "cli/cli.h"
 #include "io/audio.h"
+#include "io/encode.h"
+#include "text/sentences.h"
 #include "vocis.h"
 
 #define MAX_TEXT_BYTES (16u << 20)
+#define SPEAK_SR 24000 /* every model speaks at 24 kHz */
 
 /* Reads all of fp (at most MAX_TEXT_BYTES). NULL with *too_big set when over. */
 static char *read_all(FILE *fp, int *too_big) {
@@ -44,6 +47,9 @@ typedef struct {
     int quiet, tty, f32, raw_stdout, write_failed;
     char last_stage[16];
     double t0; /* start, for the VibeVoice speed figure */
+    vx_audio_file *file; /* -o FILE: the audio goes in as it becomes final */
+    vocis_status file_st; /* its write failure (message in file_err) */
+    vx_err file_err;
 } speak_ui;
 
 static int on_progress(void *user, const vocis_progress *p) {
@@ -75,10 +81,16 @@ static void on_warning(void *user, const char *msg) {
     if (!ui->quiet) fprintf(stderr, "%svocis speak: warning: %s\n", ui->tty ? "\r" : "", msg);
 }
 
-/* Raw PCM streaming to stdout as chunks become final. */
+/* Each piece of final audio into the output file, or as raw PCM to stdout. */
 static int on_audio(void *user, const float *x, size_t n, int sr) {
     speak_ui *ui = user;
-    (void)sr;
+    if (ui->file) {
+        if (sr != SPEAK_SR)
+            ui->file_st = vx_fail(&ui->file_err, VOCIS_E_INTERNAL, "audio at %d Hz, the file is %d Hz", sr, SPEAK_SR);
+        else
+            ui->file_st = vx_audio_file_write(ui->file, x, n);
+        return ui->file_st != VOCIS_OK;
+    }
     if (!ui->raw_stdout) return 0;
     size_t ok;
     if (ui->f32) {
@@ -98,6 +110,17 @@ static int on_audio(void *user, const float *x, size_t n, int sr) {
 }
 
 #define MAX_VOICES 64
+
+/* What each synthesis of a run needs: the model, its voice(s), the options, where the text comes from. */
+typedef struct {
+    vocis_model *m;
+    const vocis_voice *v;         /* one voice (NULL: the model's own) */
+    const vocis_voice *const *vs; /* a VibeVoice script's voices, when nvoices > 1 */
+    int nvoices, stream_text;
+    const char *text_file, *format;
+    const vocis_speak_options *o;
+    speak_ui *ui;
+} speak_job;
 
 /* --stream-text (VibeVoice-Realtime): text pushed as it is read (stdin or a file, read(2) as data
  * arrives), audio out as it is decoded. 0 ok, 1 error on the model handle, 2 error printed here. */
@@ -142,6 +165,74 @@ static int speak_streamed(vocis_model *m, const vocis_voice *v, const char *text
     return rc;
 }
 
+/* text (with --stream-text, NULL: read from the file or stdin as it arrives) -> path, written as
+ * the audio becomes final, or raw PCM on stdout. 0 ok, else 1 with the error printed. */
+static int speak_to(speak_job *j, const char *text, const char *path) {
+    speak_ui *ui = j->ui;
+    vx_audio_file file;
+    vx_audio_fmt fmt = VX_AUDIO_WAV16;
+    vx_audio_fmt_parse(j->format, &fmt);
+    ui->file_st = VOCIS_OK;
+    if (!ui->raw_stdout) {
+        if (vx_audio_file_open(&file, path, fmt, SPEAK_SR, &ui->file_err) != VOCIS_OK)
+            return cli_error("speak", "%s", ui->file_err.msg);
+        ui->file = &file;
+    }
+    vocis_audio a = {0}; /* the audio goes through on_audio: none is kept but a VibeVoice script's */
+    int sret = 0, rc = 0;
+    const int ok = j->nvoices > 1 ? vocis_speak_script(j->m, j->vs, j->nvoices, text, j->o, &a) == VOCIS_OK
+                   : j->stream_text ? (sret = speak_streamed(j->m, j->v, text, j->text_file, j->o, NULL)) == 0
+                                    : vocis_speak(j->m, j->v, text, j->o, NULL) == VOCIS_OK;
+    vocis_audio_free(&a);
+    const double seconds = ui->file ? (double)file.frames / SPEAK_SR : 0;
+    if (!ok) {
+        char kept[600] = ""; /* what the file holds of a run that failed midway */
+        if (seconds > 0) snprintf(kept, sizeof kept, " (%s keeps the audio written before)", path);
+        if (ui->tty && !ui->quiet) fputc('\n', stderr);
+        if (sret == 2) rc = 1;
+        else if (ui->file_st) rc = cli_error("speak", "%s%s", ui->file_err.msg, kept);
+        else if (ui->write_failed) rc = cli_error("speak", "writing to stdout failed: %s", strerror(ui->write_failed));
+        else rc = cli_error("speak", "%s%s", vocis_errmsg(j->m), kept);
+    }
+    if (ui->file && !ok) {
+        vx_audio_file_abort(&file);
+    } else if (ui->file && vx_audio_file_close(&file) != VOCIS_OK) {
+        rc = cli_error("speak", "%s", ui->file_err.msg);
+    } else if (ui->file && !ui->quiet) {
+        fprintf(stderr, "vocis speak: wrote %s (%.2f s at %d Hz)\n", path, seconds, SPEAK_SR);
+    }
+    ui->file = NULL;
+    return rc;
+}
+
+/* -o book.wav -> book-01.wav, book-02.wav, ...: the chapter's number (from 1; two digits, more when the
+ * count needs them) before the extension. malloc'd. */
+static char *chapter_path(const char *out, int k, int n) {
+    const char *slash = strrchr(out, '/'), *base = slash ? slash + 1 : out, *dot = strrchr(base, '.');
+    if (!dot || dot == base) dot = base + strlen(base);
+    int width = 2;
+    for (int x = n; x >= 100 && width < 10; x /= 10) width++;
+    const size_t cap = strlen(out) + 16;
+    char *p = malloc(cap);
+    if (p) snprintf(p, cap, "%.*s-%0*d%s", (int)(dot - out), out, width, k + 1, dot);
+    return p;
+}
+
+/* --chapters: each chapter of text spoken into its own file, in order. 0 ok, else 1 (printed). */
+static int speak_chapters(speak_job *j, const char *text, const char *out) {
+    vx_chunks ch;
+    vx_err err = {0};
+    if (vx_split_chapters(text, &ch, &err) != VOCIS_OK) return cli_error("speak", "%s", err.msg);
+    int rc = ch.n ? 0 : cli_error("speak", "text is empty");
+    for (int k = 0; k < ch.n && !rc; k++) {
+        char *path = chapter_path(out, k, ch.n);
+        rc = path ? speak_to(j, ch.text[k], path) : cli_error("speak", "out of memory");
+        free(path);
+    }
+    vx_chunks_free(&ch);
+    return rc;
+}
+
 int cmd_speak(int argc, char **argv) {
     const char *voice_list[MAX_VOICES];
     cli_list voices = {voice_list, 0, MAX_VOICES};
@@ -151,7 +242,7 @@ int cmd_speak(int argc, char **argv) {
     vocis_speak_options o;
     vocis_speak_options_default(&o);
     o.vv.cfg_scale = NAN, o.vv.diffusion_steps = 0; /* the model's defaults, filled in after open */
-    int stream_text = 0, sret = 0;
+    int stream_text = 0, chapters = 0;
     uint64_t seed = UINT64_MAX;
     int threads = 0;
     float exaggeration = NAN;
@@ -195,6 +286,9 @@ int cmd_speak(int argc, char **argv) {
         {"--voice-cache-mb", CLI_INT, &voice_cache_mb, CLI_VOICE_CACHE_HELP, -1, 1 << 20},
         {"--stream-text", CLI_FLAG, &stream_text,
          "VibeVoice-Realtime: read the text (stdin or --text-file) as it arrives and speak it meanwhile", 0, -1},
+        {"--chapters", CLI_FLAG, &chapters,
+         "one file per chapter (a '# Title' or 'Chapter N' line, or a form feed, starts one): -o book.wav "
+         "writes book-01.wav, book-02.wav, ...", 0, -1},
         {"--quiet|-q", CLI_FLAG, &ui.quiet, "no progress on stderr", 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
@@ -216,6 +310,9 @@ int cmd_speak(int argc, char **argv) {
     if (!out) return cli_error("speak", "-o FILE is required (use -o - for raw PCM on stdout)"), 2;
     if (text && text_file) return cli_error("speak", "give --text or --text-file, not both"), 2;
     if (cli_output_format("speak", out, format, &format)) return 2;
+    if (chapters && (!strcmp(out, "-") || stream_text))
+        return cli_error("speak", "--chapters writes a file per chapter of the whole text: not with %s",
+                         stream_text ? "--stream-text" : "-o -"), 2;
     ui.raw_stdout = !strcmp(out, "-");
     ui.f32 = !strcmp(format, "f32");
     o.t3.seed = cli_seed(seed);
@@ -243,7 +340,6 @@ int cmd_speak(int argc, char **argv) {
     vocis_open_options oo = {threads, config, prec, kvc, voice_cache_mb};
     vocis_model *m;
     vocis_voice *v = NULL;
-    vocis_audio a = {0};
     int rc = 0;
     vocis_voice *vs[MAX_VOICES] = {0};
     const int nvoices = voices.n;
@@ -266,31 +362,22 @@ int cmd_speak(int argc, char **argv) {
     }
     if (ok && nvoices > 1) { /* several speakers: VibeVoice script */
         for (int i = 0; i < nvoices && ok; i++) ok = vocis_voice_load(m, voice_list[i], &vs[i]) == VOCIS_OK;
-        ok = ok && vocis_speak_script(m, (const vocis_voice *const *)vs, nvoices, text, &o, &a) == VOCIS_OK;
     } else {
         const int vv_no_voice = ok && !nvoices && !strcmp(vocis_model_kind(m), "vibevoice");
         ok = ok && (vv_no_voice || vocis_voice_load(m, nvoices ? voice_list[0] : NULL, &v) == VOCIS_OK);
         if (ok && !ui.quiet && *vocis_voice_warning(v))
             fprintf(stderr, "vocis speak: warning: %s\n", vocis_voice_warning(v));
-        ok = ok && (stream_text ? (sret = speak_streamed(m, v, text, text_file, &o, &a)) == 0
-                                : vocis_speak(m, v, text, &o, &a) == VOCIS_OK);
     }
-    for (int i = 0; i < nvoices; i++) vocis_voice_free(vs[i]);
     if (!ok) {
         if (ui.tty && !ui.quiet) fputc('\n', stderr);
-        if (sret == 2) rc = 1;
-        else if (bad_language) rc = cli_error("speak", "--language: %s", vocis_errmsg(m));
-        else if (ui.write_failed) rc = cli_error("speak", "writing to stdout failed: %s", strerror(ui.write_failed));
+        if (bad_language) rc = cli_error("speak", "--language: %s", vocis_errmsg(m));
         else rc = cli_error("speak", "%s", vocis_errmsg(m));
-    } else if (!ui.raw_stdout && vocis_audio_save(m, &a, out, format) != VOCIS_OK) {
-        rc = cli_error("speak", "%s", vocis_errmsg(m));
     } else {
-        cli_print_seed("speak", seed, o.t3.seed, ui.quiet);
-        if (!ui.quiet && !ui.raw_stdout)
-            fprintf(stderr, "vocis speak: wrote %s (%.2f s at %d Hz)\n", out, (double)a.n / a.sample_rate,
-                    a.sample_rate);
+        speak_job job = {m, v, (const vocis_voice *const *)vs, nvoices, stream_text, text_file, format, &o, &ui};
+        rc = chapters ? speak_chapters(&job, text, out) : speak_to(&job, text, out);
+        if (!rc) cli_print_seed("speak", seed, o.t3.seed, ui.quiet);
     }
-    vocis_audio_free(&a);
+    for (int i = 0; i < nvoices; i++) vocis_voice_free(vs[i]);
     vocis_voice_free(v);
     vocis_model_close(m);
     free(owned_text);

@@ -58,7 +58,7 @@ static int create_unique(const char *path, char **tmp) {
         name[len] = '.';
         for (int i = 0; i < 6; i++, x >>= 6) name[len + 1 + i] = digits[x % 36];
         memcpy(name + len + 7, ".tmp", 5);
-        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        int fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666); /* read back: Ogg pages, headers */
         if (fd >= 0 || errno != EEXIST) {
             if (fd >= 0) *tmp = name;
             else free(name);
@@ -107,6 +107,15 @@ vocis_status vx_outfile_write(vx_outfile *f, const void *p, size_t n, vx_err *er
         b += w;
         n -= (size_t)w;
     }
+    return VOCIS_OK;
+}
+
+vocis_status vx_outfile_publish(vx_outfile *f, vx_err *err) {
+    if (!f->tmp) return VOCIS_OK;
+    if (rename(f->tmp, f->path) != 0)
+        return vx_fail(err, VOCIS_E_IO, "%s: cannot rename the temporary file into place: %s", f->name, strerror(errno));
+    free(f->tmp);
+    f->tmp = NULL;
     return VOCIS_OK;
 }
 

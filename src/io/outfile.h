@@ -21,6 +21,10 @@ typedef struct vx_outfile {
 
 vocis_status vx_outfile_open(vx_outfile *f, const char *path, vx_err *err);
 vocis_status vx_outfile_write(vx_outfile *f, const void *p, size_t n, vx_err *err);
+/* Renames the temporary into place now and keeps writing there (the file is then
+ * the path's, also after vx_outfile_abort); nothing to do when writing through
+ * or already published. */
+vocis_status vx_outfile_publish(vx_outfile *f, vx_err *err);
 /* Closes and renames the temporary into place; on failure (or after a failed
  * write) nothing is left but the old file. Frees f's contents either way. */
 vocis_status vx_outfile_commit(vx_outfile *f, vx_err *err);

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "text/strbuf.h"
+
 static const char *const abbreviations[] = {
     "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "e.g", "i.e", "no", "fig",
     "approx", "dept", "est", "inc", "ltd", "co", "corp", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
@@ -125,6 +127,92 @@ vocis_status vx_split_text(const char *text, size_t max_chars, vx_chunks *out, v
         }
         if (st == VOCIS_OK && chunk0 < n) st = push(out, text + chunk0, n - chunk0, err);
     }
+    if (st != VOCIS_OK) vx_chunks_free(out);
+    return st;
+}
+
+static const char *const number_words[] = {
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen",
+    "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty", "fifty",
+    "sixty", "seventy", "eighty", "ninety", "hundred",
+};
+
+/* Is [w, w+n) a chapter number: digits, Roman numerals, or English number words ("Twenty-One")? */
+static int is_chapter_number(const char *w, size_t n) {
+    size_t digits = 0, roman = 0;
+    for (size_t i = 0; i < n; i++) {
+        digits += isdigit((unsigned char)w[i]) != 0;
+        roman += strchr("ivxlcdmIVXLCDM", w[i]) != NULL;
+    }
+    if (digits == n || roman == n) return 1;
+    for (size_t k = 0; k < sizeof number_words / sizeof number_words[0]; k++)
+        if (!strncasecmp(w, number_words[k], strlen(number_words[k]))) return 1;
+    return 0;
+}
+
+/* Is the (trimmed) line [s, s+n) a chapter heading? *title, *title_n: its words to speak. */
+static int is_heading(const char *s, size_t n, const char **title, size_t *title_n) {
+    size_t i = 0;
+    while (i < n && s[i] == '#') i++;
+    if (i >= 1 && i <= 6 && (i == n || s[i] == ' ' || s[i] == '\t')) { /* Markdown "# Title" (closing #s dropped) */
+        while (n > i && (s[n - 1] == '#' || is_space((unsigned char)s[n - 1]))) n--;
+        while (i < n && is_space((unsigned char)s[i])) i++;
+        *title = s + i, *title_n = n - i;
+        return 1;
+    }
+    if (n < 8 || (strncmp(s, "Chapter", 7) && strncmp(s, "CHAPTER", 7)) || (s[7] != ' ' && s[7] != '\t')) return 0;
+    size_t w = 8;
+    while (w < n && is_space((unsigned char)s[w])) w++;
+    size_t e = w;
+    while (e < n && (isalnum((unsigned char)s[e]) || s[e] == '-')) e++;
+    if (e == w || !is_chapter_number(s + w, e - w)) return 0;
+    /* "Chapter 3", "Chapter 3.", "Chapter 3: Title", "CHAPTER III - Title"; not "Chapter 3 of the book" */
+    size_t p = e;
+    while (p < n && (s[p] == ' ' || s[p] == '\t')) p++;
+    const int dash = p + 2 < n && !memcmp(s + p, "\xE2\x80", 2) && (s[p + 2] == '\x93' || s[p + 2] == '\x94');
+    if (p < n && !strchr(".:-)", s[p]) && !dash) return 0;
+    *title = s, *title_n = n;
+    return 1;
+}
+
+/* The text gathered in b as the next chapter; b restarts empty. */
+static vocis_status push_chapter(vx_chunks *c, vx_sbuf *b, vx_err *err) {
+    vocis_status st = b->n ? push(c, b->s, b->n, err) : VOCIS_OK;
+    b->n = 0;
+    return st;
+}
+
+/* Appends [s, s+n) to b: 0, or an out-of-memory status. */
+static vocis_status put(vx_sbuf *b, const char *s, size_t n, vx_err *err) {
+    return vx_sbuf_put(b, s, n) ? vx_fail(err, VOCIS_E_NOMEM, "out of memory") : VOCIS_OK;
+}
+
+vocis_status vx_split_chapters(const char *text, vx_chunks *out, vx_err *err) {
+    memset(out, 0, sizeof *out);
+    vx_sbuf b = {0};
+    vocis_status st = VOCIS_OK;
+    for (const char *s = text; st == VOCIS_OK && *s;) {
+        size_t n = strcspn(s, "\n\f");
+        const char *t = s, *title;
+        size_t tn = n, title_n;
+        while (tn && is_space((unsigned char)*t)) t++, tn--;
+        while (tn && is_space((unsigned char)t[tn - 1])) tn--;
+        if (is_heading(t, tn, &title, &title_n)) {
+            st = push_chapter(out, &b, err);
+            if (st == VOCIS_OK) st = put(&b, title, title_n, err);
+            /* a heading without a closing mark ends its sentence, so that it is spoken on its own */
+            if (st == VOCIS_OK && title_n && !strchr(".!?:;", title[title_n - 1]) &&
+                !(title_n >= 3 && !memcmp(title + title_n - 3, "\xE2\x80\xA6", 3)))
+                st = put(&b, ".", 1, err);
+        } else {
+            st = put(&b, s, n, err);
+        }
+        if (st == VOCIS_OK) st = put(&b, "\n", 1, err);
+        if (st == VOCIS_OK && s[n] == '\f') st = push_chapter(out, &b, err);
+        s += n + (s[n] != '\0');
+    }
+    if (st == VOCIS_OK) st = push_chapter(out, &b, err);
+    free(b.s);
     if (st != VOCIS_OK) vx_chunks_free(out);
     return st;
 }

@@ -21,6 +21,16 @@ typedef struct vx_chunks {
 } vx_chunks;
 
 vocis_status vx_split_text(const char *text, size_t max_chars, vx_chunks *out, vx_err *err);
+/* Chapters of a long text (vocis speak --chapters). A chapter begins at each
+ * heading line and after each form feed (\f); text before the first heading is
+ * the first chapter; chapters holding only whitespace are dropped. A heading
+ * line is a Markdown heading ("# Title" .. "###### Title": the title is kept,
+ * the #s dropped) or a line starting "Chapter" / "CHAPTER", a number (digits,
+ * Roman numerals or English number words: 3, III, Three, Twenty-One) and then
+ * nothing or '.', ':', '-', ')' or a dash ("Chapter 3: The Storm"; "Chapter 3
+ * of the book" is prose). The heading stays in its chapter, first, as a
+ * sentence of its own (a '.' added when it ends in no . ! ? : ; or …). */
+vocis_status vx_split_chapters(const char *text, vx_chunks *out, vx_err *err);
 void vx_chunks_free(vx_chunks *c);
 
 #endif

@@ -12,8 +12,37 @@ static void expect(const char *text, size_t max, int n, const char *const *want)
     vx_chunks_free(&c);
 }
 
+static void expect_chapters(const char *text, int n, const char *const *want) {
+    vx_chunks c;
+    vx_err err = {0};
+    CHECK(vx_split_chapters(text, &c, &err) == VOCIS_OK);
+    CHECK_MSG(c.n == n, "'%.40s...': %d chapters, want %d", text, c.n, n);
+    for (int i = 0; i < c.n && i < n; i++)
+        CHECK_MSG(!strcmp(c.text[i], want[i]), "chapter %d: '%s' want '%s'", i, c.text[i], want[i]);
+    vx_chunks_free(&c);
+}
+
+static void test_chapters(void) {
+    /* no heading: one chapter, the text */
+    expect_chapters("  Just text.\nMore.  ", 1, (const char *[]){"Just text.\nMore."});
+    /* text before the first heading is the first chapter; headings are spoken, ended with a '.' */
+    expect_chapters("Preface words.\n\nChapter 1\nIt began.\n\nCHAPTER II: The Storm\nRain.\n", 3,
+                    (const char *[]){"Preface words.", "Chapter 1.\nIt began.", "CHAPTER II: The Storm.\nRain."});
+    /* Markdown headings lose their #s; number words; an em dash; an existing closing mark is kept */
+    expect_chapters("# Part One #\nA.\n## Chapter Twenty-One \xE2\x80\x94 Home\nB.\nChapter Three.\nC.", 3,
+                    (const char *[]){"Part One.\nA.", "Chapter Twenty-One \xE2\x80\x94 Home.\nB.",
+                                     "Chapter Three.\nC."});
+    /* prose that mentions a chapter, "#hashtag", a lowercase "chapter" are not headings */
+    expect_chapters("Chapter 3 of the book is long.\n#hashtag\nchapter 4\nEnd.", 1,
+                    (const char *[]){"Chapter 3 of the book is long.\n#hashtag\nchapter 4\nEnd."});
+    /* a form feed starts a chapter; empty chapters (blank, or two form feeds) are dropped */
+    expect_chapters("\fOne.\f\n\f Two.\nChapter 5\n", 3, (const char *[]){"One.", "Two.", "Chapter 5."});
+    expect_chapters(" \n\f\n", 0, NULL);
+}
+
 int main(int argc, char **argv) {
     (void)argc, (void)argv;
+    test_chapters();
     /* short text: one chunk, untouched (apart from trimming) */
     expect("Hello there. How are you?", 300, 1, (const char *[]){"Hello there. How are you?"});
     /* sentence packing */
