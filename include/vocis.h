@@ -274,6 +274,8 @@ typedef struct vocis_audio {
  * text without "Speaker N:" lines is spoken as "Speaker 1: text"; a script
  * with several speakers needs vocis_speak_script. on_audio receives each
  * 133 ms frame as soon as it is decoded.
+ * out may be NULL: the audio then reaches on_audio only, and Chatterbox keeps
+ * no more than one chunk's (a book-length text in bounded memory).
  * Text that is empty or only whitespace is VOCIS_E_ARG ("text is empty"); a
  * synthesis that produces no audio is an error (VOCIS_E_INVALID), never an
  * empty success. */

@@ -130,15 +130,16 @@ static void step_run(const step_mats *s, const float *x, float *y, int M, int th
 }
 
 int bench_gemv(int argc, char **argv) {
-    int threads = 0, reps = 7, layers = 30, no_limits = 0;
+    int threads = 0, reps = 7, layers = 30, no_limits = 0, rows = 2;
     const cli_opt opts[] = {
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
         {"--reps", CLI_INT, &reps, "timed steps per format and M (after one warm-up)", 1, 1000},
         {"--layers", CLI_INT, &layers, "transformer layers (T3: 30)", 1, 30},
         {"--no-limits", CLI_FLAG, &no_limits, BENCH_NO_LIMITS_HELP, 0, 0},
+        {"--rows", CLI_INT, &rows, "also time this many rows (a speculative verify: 2 x (k + 1)); default 2", 1, 64},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
-                      "usage: vocis bench gemv [--threads N] [--reps N] [--layers L] [--no-limits]\n\n"
+                      "usage: vocis bench gemv [--threads N] [--reps N] [--layers L] [--rows M] [--no-limits]\n\n"
                       "The linears of one T3 decode step (L layers of q, k, v, o, gate, up, down and the\n"
                       "8194-row speech head) in each weight format: f32, bf16, q8 (x in two int8 parts, the\n"
                       "q8 mode), q8d (x in one part) and q4 (4-bit weights, the speculative draft's), at 1\n"
@@ -150,14 +151,17 @@ int bench_gemv(int argc, char **argv) {
     bench_limits_measure(&lim, threads, no_limits);
     printf("model: T3 decode-step linears, %d layers, %d threads (attention, norms and KV not included)\n", layers,
            threads);
-    float *x = malloc(sizeof(float) * 2 * 4096), *y = malloc(sizeof(float) * 2 * 8194);
+    const int mmax = rows > 2 ? rows : 2;
+    float *x = malloc(sizeof(float) * (size_t)mmax * 4096), *y = malloc(sizeof(float) * (size_t)mmax * 8194);
     double *t = malloc(sizeof(double) * (size_t)reps);
     if (!x || !y || !t) {
         free(x), free(y), free(t);
         return cli_error("bench", "out of memory");
     }
-    fill_weights(x, 2, 4096, 4242);
-    double ms_f32[2] = {0, 0};
+    fill_weights(x, mmax, 4096, 4242);
+    const int counts[3] = {1, 2, rows};
+    const int n_counts = rows > 2 ? 3 : 2;
+    double ms_f32[3] = {0, 0, 0};
     for (int f = 0; f < F_COUNT; f++) {
         step_mats s;
         if (step_build(&s, f, layers, threads)) {
@@ -165,7 +169,8 @@ int bench_gemv(int argc, char **argv) {
             free(x), free(y), free(t);
             return cli_error("bench", "out of memory building the %s matrices", format_name[f]);
         }
-        for (int M = 1; M <= 2; M++) {
+        for (int c = 0; c < n_counts; c++) {
+            const int M = counts[c];
             step_run(&s, x, y, M, threads); /* warm-up */
             for (int i = 0; i < reps; i++) {
                 double t0 = vx_now_s();
@@ -173,14 +178,14 @@ int bench_gemv(int argc, char **argv) {
                 t[i] = vx_now_s() - t0;
             }
             const bench_stats st = bench_stats_of(t, reps);
-            if (f == F_F32) ms_f32[M - 1] = st.median;
+            if (f == F_F32) ms_f32[c] = st.median;
             char name[32], note[256];
             snprintf(name, sizeof name, "gemv_%s_m%d", format_name[f], M);
             /* int8 products (q8, q8d, q4) are not bound by the f32 FMA peak: only bytes count */
             bench_work w = {s.bytes, f == F_F32 || f == F_BF16 ? 2.0 * M * s.macs : 0, 0};
             bench_limit_note(note, sizeof note, &lim, w, "step", st.median);
             bench_print_stats(name, t, reps, 1e3, 2, "ms/step", "%s; %.2fx f32's time", note,
-                              ms_f32[M - 1] > 0 ? st.median / ms_f32[M - 1] : 0.0);
+                              ms_f32[c] > 0 ? st.median / ms_f32[c] : 0.0);
             fflush(stdout);
         }
         step_free(&s);
