@@ -54,12 +54,25 @@ static vocis_status t3_time_reps(t3_run_fn run, void *ctx, int tokens, int reps,
     return VOCIS_OK;
 }
 
+/* What a timed T3 run needs for speculative decoding next to plain decoding (speculate_reps). */
+typedef struct spec_state {
+    int speculate;   /* VX_SPEC_* or k */
+    int32_t *tokens; /* the last run's tokens (owned) */
+    int n_tokens;
+    vx_spec_ctl rep; /* and its speculation totals */
+    /* builds the model's draft (before the speculative runs, after the plain ones' peak memory) */
+    vocis_status (*draft)(void *ctx, const vx_draft_mem **d, vx_err *err);
+    double draft_bytes; /* the draft's matrices: what one draft step reads */
+} spec_state;
+
 /* The prefill with the voice's conditioning prefix cached, next to the full prefill of the runs
  * before (prefill_s, reps of them): attach_cache gives the model a voice cache; one run fills it,
  * then `reps` 2-token runs time the prefill that only computes the text. The cache is removed after. */
-static vocis_status time_prefill_cached(t3_run_fn run, void *ctx, vocis_status (*attach_cache)(void *ctx, size_t bytes),
-                                        int reps, const double *prefill_s, vx_err *err) {
+static vocis_status time_prefill_cached(t3_run_fn run, void *ctx, spec_state *sp,
+                                        vocis_status (*attach_cache)(void *ctx, size_t bytes), int reps,
+                                        const double *prefill_s, vx_err *err) {
     VX_TRY(attach_cache(ctx, (size_t)256 << 20));
+    const vx_spec_ctl rep = sp->rep; /* the timed decode runs' report, kept for their work figures */
     double *c = calloc((size_t)reps, sizeof(double));
     tok_timer tt = {0};
     vocis_status st = c ? run(ctx, 2, &tt, err) : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
@@ -78,6 +91,7 @@ static vocis_status time_prefill_cached(t3_run_fn run, void *ctx, vocis_status (
                           "to the first token, the voice prefix from the voice cache (same bits)");
     }
     free(c);
+    sp->rep = rep;
     vocis_status st2 = attach_cache(ctx, 0);
     return st ? st : st2;
 }
@@ -168,17 +182,6 @@ static bench_work t3_prefill_work(const vx_t3 *t3, int nseq, double L0, int n_pr
                       (n_prompt + nq) * (bench_mat_macs(&t3->to_k) + bench_mat_macs(&t3->to_v)));
     return w;
 }
-
-/* What a timed T3 run needs for speculative decoding next to plain decoding (speculate_reps). */
-typedef struct spec_state {
-    int speculate;   /* VX_SPEC_* or k */
-    int32_t *tokens; /* the last run's tokens (owned) */
-    int n_tokens;
-    vx_spec_ctl rep; /* and its speculation totals */
-    /* builds the model's draft (before the speculative runs, after the plain ones' peak memory) */
-    vocis_status (*draft)(void *ctx, const vx_draft_mem **d, vx_err *err);
-    double draft_bytes; /* the draft's matrices: what one draft step reads */
-} spec_state;
 
 /* One decode token's work under speculation, from a plain step's: every verify or plain step
  * reads the weights once and computes its rows; each proposal adds a draft step (its matrices,
@@ -314,7 +317,7 @@ static int bench_t3_gpt2(int variant, vx_dtype dt, const char *dtype, int prec, 
     int steps = 0;
     if (speculate == VX_SPEC_OFF) st = t3_time_reps(gpt2_run_once, &g, tokens, reps, pf, dec, &steps, &err);
     else st = speculate_reps(gpt2_run_once, &g, &g.sp, "batch-1", tokens, reps, pf, dec, &steps, &err);
-    if (!st) st = time_prefill_cached(gpt2_run_once, &g, gpt2_attach_cache, reps, pf, &err);
+    if (!st) st = time_prefill_cached(gpt2_run_once, &g, &g.sp, gpt2_attach_cache, reps, pf, &err);
     if (!st) {
         t3_print_reps(pf, dec, reps, L0, steps, "1 row, no CFG", "batch-1", lim, gpt2_prefill_work(&t, L0),
                       spec_token_work(&g.sp, gpt2_decode_work(&t, L0 + (steps + 1) / 2.0)));
@@ -475,7 +478,7 @@ static int bench_t3(int argc, char **argv) {
     if (speculate == VX_SPEC_OFF) st = t3_time_reps(t3_run_once, &q, tokens, reps, pf, dec, &steps, &err);
     else st = speculate_reps(t3_run_once, &q, &q.sp, no_cfg ? "single-row" : "CFG-pair", tokens, reps, pf, dec,
                              &steps, &err);
-    if (!st) st = time_prefill_cached(t3_run_once, &q, t3_attach_cache, reps, pf, &err);
+    if (!st) st = time_prefill_cached(t3_run_once, &q, &q.sp, t3_attach_cache, reps, pf, &err);
     if (!st) {
         /* prefill positions: conditioning, start + text + stop, BOS twice */
         const int L0 = vx_t3_cond_len(&t3, &c) + text_len + 4, nseq = no_cfg ? 1 : 2;
