@@ -212,7 +212,9 @@ static vocis_status speculate_reps(t3_run_fn run, void *ctx, spec_state *sp, con
     sp->tokens = NULL;
     sp->speculate = setting;
     const vx_draft_mem *d = NULL;
+    const double td = vx_now_s();
     if (!st) st = sp->draft(ctx, &d, err);
+    const double draft_s = vx_now_s() - td;
     if (!st) sp->draft_bytes = (double)d->bytes;
     if (!st) st = t3_time_reps(run, ctx, tokens, reps, pf, dec, steps, err);
     if (!st) {
@@ -222,6 +224,7 @@ static vocis_status speculate_reps(t3_run_fn run, void *ctx, spec_state *sp, con
         printf("speculate: %s (draft: quantized linears and speech head, %.0f MiB; the decode line's work is per "
                "token: verify and draft reads shared by the tokens they yield)\n", vx_spec_name(setting),
                d->bytes / 1048576.0);
+        printf("draft_build: %.2f s (once per model, on its first speculative request)\n", draft_s);
         printf("speedup: %.2f x (median decode / median decode_plain)\n", pl.median > 0 ? spd.median / pl.median : 0);
         printf("accept_rate: %.3f (%lld of %lld proposals, last run)\n", vx_spec_accept_rate(&sp->rep),
                (long long)sp->rep.accepted, (long long)sp->rep.proposed);

@@ -357,15 +357,15 @@ int bench_s3gen(int argc, char **argv) {
 /* Turbo / Nano T3 on the bench's fixed request: the voice's 375 prompt tokens (a 15 s
  * reference), 40 text tokens, upstream generate()'s sampling defaults; `want` draws (the
  * caller disables the stop token). */
-static vocis_status speak_t3_gpt2(const vx_t3_gpt2 *t, int want, vx_rng *rng, int threads, int32_t **toks, int *nt,
-                                  vx_err *err) {
+static vocis_status speak_t3_gpt2(const vx_t3_gpt2 *t, int want, int speculate, vx_rng *rng, int threads,
+                                  int32_t **toks, int *nt, vx_err *err) {
     enum { TEXT = 40, PROMPT = 375 };
     float *spk = calloc((size_t)t->speaker_dim, sizeof(float));
     int64_t prompt[PROMPT];
     int32_t text[TEXT];
     if (!spk) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     bench_t3_request(spk, t->speaker_dim, prompt, PROMPT, text, TEXT, -1, -1);
-    const vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, want - 1, 0, NULL, NULL, NULL};
+    const vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, want - 1, 0, NULL, NULL, NULL, speculate};
     vocis_status st = vx_t3_gpt2_generate(t, spk, prompt, PROMPT, text, TEXT, &s, rng, threads, toks, nt, err);
     free(spk);
     return st;
@@ -373,8 +373,8 @@ static vocis_status speak_t3_gpt2(const vx_t3_gpt2 *t, int want, vx_rng *rng, in
 
 /* English / Multilingual T3 on the bench's fixed request: the built-in voice's 150 T3 prompt
  * tokens, 40 text tokens with start/stop, CFG pair; `want` draws (stop token disabled). */
-static vocis_status speak_t3(const vx_t3 *t3, int want, vx_rng *rng, int threads, int32_t **toks, int *nt,
-                             vx_err *err) {
+static vocis_status speak_t3(const vx_t3 *t3, int want, int speculate, vx_rng *rng, int threads, int32_t **toks,
+                             int *nt, vx_err *err) {
     enum { TEXT = 40, T3_PROMPT = 150 };
     float *spk = calloc((size_t)t3->speaker_dim, sizeof(float));
     int64_t t3_prompt[T3_PROMPT];
@@ -383,7 +383,7 @@ static vocis_status speak_t3(const vx_t3 *t3, int want, vx_rng *rng, int threads
     bench_t3_request(spk, t3->speaker_dim, t3_prompt, T3_PROMPT, text, TEXT + 2, t3->cfg.start_text_token,
                      t3->cfg.stop_text_token);
     const vx_t3_cond c = {spk, t3_prompt, T3_PROMPT, 0.5f};
-    const vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, NULL, NULL};
+    const vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, NULL, NULL, speculate};
     vocis_status st = vx_t3_generate(t3, &c, text, TEXT + 2, &s, rng, threads, toks, nt, err);
     free(spk);
     return st;
@@ -392,10 +392,11 @@ static vocis_status speak_t3(const vx_t3 *t3, int want, vx_rng *rng, int threads
 int bench_speak(int argc, char **argv) {
     int synthetic = 0, threads = 0, reps = 3;
     float seconds = 4.0f, prompt_s = 10.0f;
-    const char *dtype = "f32", *precision = NULL, *variant_s = NULL;
+    const char *dtype = "f32", *precision = NULL, *variant_s = NULL, *speculate_s = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions (required)", 0, -1},
         {"--variant", CLI_STR, &variant_s, BENCH_VARIANT_HELP, 0, -1},
+        {"--speculate", CLI_STR, &speculate_s, CLI_SPECULATE_HELP, 0, -1},
         {"--seconds", CLI_FLOAT, &seconds, "generated audio in seconds: T3 makes 25 tokens each (4)", 0.04, 160},
         {"--prompt-seconds", CLI_FLOAT, &prompt_s, "S3Gen voice prompt in seconds (10)", 0, 600},
         {"--dtype", CLI_STR, &dtype, "stored T3 weight dtype: f32 (default, as released), bf16, f16 (the flow is f32)",
@@ -416,6 +417,8 @@ int bench_speak(int argc, char **argv) {
     if (r) return r == 1 ? 0 : 2;
     int prec;
     if ((r = bench_common_args(synthetic, &threads, precision, &prec))) return r;
+    int speculate;
+    if (cli_speculate("bench", speculate_s, &speculate)) return 2;
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
     const int variant = bench_parse_variant(variant_s);
@@ -455,6 +458,7 @@ int bench_speak(int argc, char **argv) {
     printf("precision: %s (T3 matrices computed as %s, flow as %s; HiFT %s)\n", vx_precision_describe(prec),
            vx_dtype_name(vx_precision_resolve(prec) == VX_PREC_EXACT ? VX_F32 : VX_BF16),
            vx_dtype_name(computed_dtype(VX_F32, prec)), a.hift->bf16 ? "bf16" : "f32");
+    printf("speculate: %s (T3 self-speculative decoding; the tokens are plain decoding's)\n", vx_spec_name(speculate));
     printf("load: %.2f s\n", t_load);
     note_blas_env();
     fflush(stdout);
@@ -471,8 +475,8 @@ int bench_speak(int argc, char **argv) {
         int32_t *toks = NULL;
         int64_t *tok64 = NULL;
         const double t1 = vx_now_s();
-        st = gpt2 ? speak_t3_gpt2(&tg, want, &rng, threads, &toks, &nt, &err)
-                  : speak_t3(&t3, want, &rng, threads, &toks, &nt, &err);
+        st = gpt2 ? speak_t3_gpt2(&tg, want, speculate, &rng, threads, &toks, &nt, &err)
+                  : speak_t3(&t3, want, speculate, &rng, threads, &toks, &nt, &err);
         const double t_t3 = vx_now_s() - t1;
         raw = nt;
         if (!st) {
