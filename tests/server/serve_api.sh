@@ -166,6 +166,11 @@ req "GET /metrics" 200 "" "${A[@]}" "$URL/metrics"
 grep -q '^vocis_requests_total{route="speech",status="200"} [1-9]' "$SCRATCH/body" && grep -q '^vocis_rtf_bucket{le="+Inf"} [1-9]' "$SCRATCH/body" \
     && grep -q '^vocis_queue_depth{model="ckpt"} 0' "$SCRATCH/body" && grep -q '^vocis_audio_seconds_total [1-9]' "$SCRATCH/body" \
     && ok "metrics: requests, RTF histogram, queue depth, audio seconds" || bad "metrics: $(head -40 "$SCRATCH/body")"
+# many speech requests with few voices: the voices' conditioning prefixes were computed once and reused
+hits=$(sed -n 's/^vocis_voice_cache{model="ckpt",counter="hits"} \([0-9]*\)$/\1/p' "$SCRATCH/body")
+misses=$(sed -n 's/^vocis_voice_cache{model="ckpt",counter="misses"} \([0-9]*\)$/\1/p' "$SCRATCH/body")
+[ -n "$hits" ] && [ -n "$misses" ] && [ "$misses" -ge 1 ] && [ "$hits" -gt "$misses" ] \
+    && ok "metrics: voice cache $hits hits, $misses misses" || bad "voice cache metrics: hits '$hits' misses '$misses'"
 n=$(grep -c 'vocis serve: req=' "$SCRATCH/server.log")
 [ "$n" -ge 80 ] && ok "one log line per request ($n)" || bad "only $n log lines"
 grep -m1 'req=.* POST /v1/audio/speech 200 model=ckpt chars=[0-9]* audio=[0-9.]*s wait=[0-9.]*s rtf=[0-9.]* time=' "$SCRATCH/server.log" >/dev/null \
