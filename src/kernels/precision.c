@@ -218,7 +218,8 @@ static inline int q4_byte(int p, int j, int g, int *high) {
     return (p / 8) * 4 * g + 4 * j + p % 4;
 }
 
-/* One row: n values of dtype dt → its vx_q4_row_bytes(n) bytes at d. */
+/* One row: n values of dtype dt → its vx_q4_row_bytes(n) bytes at d (the
+ * bytes q4_byte names, written whole: values 8t + i low, 8t + 4 + i high). */
 static void q4_row(uint8_t *d, const void *src, vx_dtype dt, int64_t n) {
     float f[VX_Q8_BLOCK];
     const size_t es = vx_dtype_size(dt);
@@ -228,21 +229,24 @@ static void q4_row(uint8_t *d, const void *src, vx_dtype dt, int64_t n) {
         uint8_t *grp = d + (g0 / VX_Q8_GROUP) * Q4_GROUP_BYTES;
         float sc[VX_Q8_GROUP] = {0};
         uint8_t *codes = grp + 64;
-        memset(codes, 0x88, (size_t)(16 * g));
         for (int j = 0; j < g; j++) {
             const int64_t k = (g0 + j) * VX_Q8_BLOCK;
             const int len = n - k < VX_Q8_BLOCK ? (int)(n - k) : VX_Q8_BLOCK;
             vx_to_f32(f, (const char *)src + (size_t)k * es, dt, (size_t)len);
+            for (int i = len; i < VX_Q8_BLOCK; i++) f[i] = 0.0f; /* a short last block: code 0 (byte 0x88) */
             float amax = 0;
-            for (int i = 0; i < len; i++) amax = fabsf(f[i]) > amax ? fabsf(f[i]) : amax;
+            for (int i = 0; i < VX_Q8_BLOCK; i++) amax = fabsf(f[i]) > amax ? fabsf(f[i]) : amax;
             const float inv = amax > 0 ? 7.0f / amax : 0.0f;
-            for (int i = 0; i < len; i++) {
-                float r = f[i] * inv;
-                int v = (int)(r + (r >= 0 ? 0.5f : -0.5f)), high;
+            uint8_t c[VX_Q8_BLOCK];
+            for (int i = 0; i < VX_Q8_BLOCK; i++) {
+                const float r = f[i] * inv;
+                int v = (int)(r + (r >= 0 ? 0.5f : -0.5f));
                 v = v > 7 ? 7 : v < -7 ? -7 : v;
-                uint8_t *b = codes + q4_byte(i, j, g, &high);
-                *b = high ? (uint8_t)((*b & 0x0f) | (v + 8) << 4) : (uint8_t)((*b & 0xf0) | (v + 8));
+                c[i] = (uint8_t)(v + 8);
             }
+            for (int t = 0; t < 4; t++)
+                for (int i = 0; i < 4; i++)
+                    codes[t * 4 * g + 4 * j + i] = (uint8_t)(c[8 * t + i] | c[8 * t + 4 + i] << 4);
             sc[j] = amax / 7.0f;
         }
         memcpy(grp, sc, sizeof sc);
