@@ -237,6 +237,12 @@ typedef struct vocis_vv_options {
     int diffusion_steps; /* DPM-Solver++ steps per speech frame (10) */
     int max_new_tokens;  /* 0 = upstream's cap, min(context − prompt, 2 × prompt) */
     float max_seconds;   /* > 0: stop once this much audio exists (0 = no limit) */
+    /* A script whose prompt + generation cap (2 x prompt, or max_new_tokens) exceeds the model's
+     * context is VOCIS_E_ARG before any work. split_turns != 0 speaks it instead in consecutive
+     * sessions of whole turns that each fit, each prompted with all the voices, their audio
+     * concatenated (not upstream's output): session k draws from seed + k, max_new_tokens caps each
+     * session, max_seconds the whole; progress chunk / n_chunks count the sessions. */
+    int split_turns;
 } vocis_vv_options;
 
 typedef struct vocis_speak_options {

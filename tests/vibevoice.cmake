@@ -3,5 +3,7 @@
 vocis_unit_test(test_audio ${VOCIS_TEST_SRC}/unit/test_audio.c)
 vocis_unit_test(test_vv_config ${VOCIS_TEST_SRC}/unit/test_vv_config.c)
 vocis_unit_test(test_vv_processor ${VOCIS_TEST_SRC}/unit/test_vv_processor.c)
+vocis_unit_test(test_vv_sessions ${VOCIS_TEST_SRC}/unit/test_vv_sessions.c)
 vocis_script_test(golden_vv_processor golden/vv_processor.sh)
 vocis_script_test(cli_vv_script cli/vv_script.sh)
+vocis_script_test(cli_vv_long cli/vv_long.sh)

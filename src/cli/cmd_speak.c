@@ -61,8 +61,8 @@ static int on_progress(void *user, const vocis_progress *p) {
         if (!ui->t0) ui->t0 = vx_now_s();
         const double audio = p->n_steps / 24000.0, el = vx_now_s() - ui->t0;
         if (ui->tty || p->step % 50 == 0)
-            fprintf(stderr, "%svocis speak: %d tokens, %d frames, %.1f s of audio, %.2fx real time%s",
-                    ui->tty ? "\r" : "", p->step, p->n_steps / 3200, audio, el > 0 ? audio / el : 0.0,
+            fprintf(stderr, "%svocis speak: %s%d tokens, %d frames, %.1f s of audio, %.2fx real time%s",
+                    ui->tty ? "\r" : "", chunk, p->step, p->n_steps / 3200, audio, el > 0 ? audio / el : 0.0,
                     ui->tty ? "   " : "\n");
     } else if (!strcmp(p->stage, "t3")) {
         if (ui->tty && (p->step % 10 == 0 || p->step == 1))
@@ -276,6 +276,9 @@ int cmd_speak(int argc, char **argv) {
          100000000},
         {"--max-seconds", CLI_FLOAT, &o.vv.max_seconds, "VibeVoice: stop after this much audio (0 = no limit)", 0,
          1e7},
+        {"--split-turns", CLI_FLAG, &o.vv.split_turns,
+         "VibeVoice: a script too long for the context is spoken in sessions split at speaker turns, each "
+         "re-prompted with the voices (not upstream's output)", 0, -1},
         {"--chunk-chars", CLI_INT, &o.max_chunk_chars, "split longer text into sentence chunks (300; 0 = never)", 0,
          1000000},
         {"--config", CLI_STR, &config, "hyper-parameter override file", 0, -1},

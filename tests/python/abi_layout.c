@@ -54,6 +54,7 @@ int main(void) {
     F(vocis_vv_options, diffusion_steps);
     F(vocis_vv_options, max_new_tokens);
     F(vocis_vv_options, max_seconds);
+    F(vocis_vv_options, split_turns);
 
     S(vocis_speak_options);
     F(vocis_speak_options, t3);

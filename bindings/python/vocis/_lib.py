@@ -68,7 +68,8 @@ class VVOptions(ctypes.Structure):
     _fields_ = [("cfg_scale", ctypes.c_float),
                 ("diffusion_steps", ctypes.c_int),
                 ("max_new_tokens", ctypes.c_int),
-                ("max_seconds", ctypes.c_float)]
+                ("max_seconds", ctypes.c_float),
+                ("split_turns", ctypes.c_int)]
 
 
 class SpeakOptions(ctypes.Structure):

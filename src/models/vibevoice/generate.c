@@ -141,46 +141,149 @@ static vocis_status check_voice(const char *path, const float *x, int64_t n, int
     return VOCIS_OK;
 }
 
-vocis_status vx_vv_prepare(const vx_vv_model *m, const char *script, size_t len, const char *const *voice_paths,
-                           int n_voices, vx_vv_warn_fn warn, void *warn_user, vx_vv_inputs *out, vx_err *err) {
-    memset(out, 0, sizeof *out);
-    if (n_voices < 0 || n_voices > 64)
-        return vx_fail(err, VOCIS_E_ARG, "%d voices were given; at most 64 are supported", n_voices);
-    vx_vv_script sc = {0};
-    vx_vv_voice voices[64];
-    float *bufs[64] = {0};
-    vocis_status st = prepare_script(script, len, n_voices, warn, warn_user, &sc, err);
+vocis_status vx_vv_request_load(const vx_vv_model *m, const char *script, size_t len, const char *const *voice_paths,
+                                int n_voices, vx_vv_warn_fn warn, void *warn_user, vx_vv_request *r, vx_err *err) {
+    memset(r, 0, sizeof *r);
+    if (n_voices < 0 || n_voices > VX_VV_MAX_VOICES)
+        return vx_fail(err, VOCIS_E_ARG, "%d voices were given; at most %d are supported", n_voices,
+                       VX_VV_MAX_VOICES);
+    vx_vv_script *sc = &r->script;
+    vocis_status st = prepare_script(script, len, n_voices, warn, warn_user, sc, err);
     for (int i = 0; i < n_voices && !st; i++) {
         vx_audio_info info;
-        st = vx_audio_read_head(voice_paths[i], m->proc.sampling_rate, VX_VV_VOICE_MAX_SECONDS, &bufs[i],
-                                &voices[i].n, &info, err);
-        voices[i].samples = bufs[i];
-        if (!st && i < sc.n_speakers)
-            st = check_voice(voice_paths[i], bufs[i], voices[i].n, m->proc.sampling_rate, err);
+        st = vx_audio_read_head(voice_paths[i], m->proc.sampling_rate, VX_VV_VOICE_MAX_SECONDS, &r->samples[i],
+                                &r->voices[i].n, &info, err);
+        r->voices[i].samples = r->samples[i];
+        r->n_voices = i + 1;
+        if (!st && i < sc->n_speakers)
+            st = check_voice(voice_paths[i], r->samples[i], r->voices[i].n, m->proc.sampling_rate, err);
         if (!st && info.truncated)
             warnf(warn, warn_user, "%s: only the first %.0f s of the voice are used", voice_paths[i],
                   VX_VV_VOICE_MAX_SECONDS);
     }
     /* upstream labels voice i "Speaker i" by position: numbers with gaps would silently give a
      * speaker the wrong voice (or none) */
-    if (!st && n_voices >= sc.n_speakers && n_voices > 0 && sc.max_speaker >= n_voices)
+    if (!st && n_voices >= sc->n_speakers && n_voices > 0 && sc->max_speaker >= n_voices)
         st = vx_fail(err, VOCIS_E_ARG,
                      "the script's speaker numbers skip (its speakers need %d voice slots, %d %s given): "
                      "number the speakers 1..N in the order of the voices",
-                     sc.max_speaker + 1, n_voices, plural_voices(n_voices));
-    if (!st && n_voices > sc.n_speakers && sc.n_speakers + 1 == n_voices)
+                     sc->max_speaker + 1, n_voices, plural_voices(n_voices));
+    if (!st && n_voices > sc->n_speakers && sc->n_speakers + 1 == n_voices)
         warnf(warn, warn_user, "%d voices were given for %d speaker%s: voice %d is not used", n_voices,
-              sc.n_speakers, sc.n_speakers == 1 ? "" : "s", n_voices);
-    else if (!st && n_voices > sc.n_speakers)
+              sc->n_speakers, sc->n_speakers == 1 ? "" : "s", n_voices);
+    else if (!st && n_voices > sc->n_speakers)
         warnf(warn, warn_user, "%d voices were given for %d speaker%s: voices %d to %d are not used", n_voices,
-              sc.n_speakers, sc.n_speakers == 1 ? "" : "s", sc.n_speakers + 1, n_voices);
+              sc->n_speakers, sc->n_speakers == 1 ? "" : "s", sc->n_speakers + 1, n_voices);
     if (!st && n_voices == 0)
         warnf(warn, warn_user, "no voice was given: the prompt has no voice to imitate and the model may end the "
                                "speech at once (give one voice recording per speaker)");
-    if (!st) st = vx_vv_process(&m->proc, &sc, voices, n_voices, out, err);
-    for (int i = 0; i < n_voices; i++) free(bufs[i]);
-    vx_vv_script_free(&sc);
+    if (st) vx_vv_request_free(r);
     return st;
+}
+
+void vx_vv_request_free(vx_vv_request *r) {
+    for (int i = 0; i < r->n_voices; i++) free(r->samples[i]);
+    vx_vv_script_free(&r->script);
+    memset(r, 0, sizeof *r);
+}
+
+/* The lines [first, first + n) of r's script, keeping the whole script's speaker count and
+ * numbering, so that every session's prompt carries the same voices under the same labels. */
+static vx_vv_script session_script(const vx_vv_request *r, int first, int n) {
+    vx_vv_script s = r->script;
+    s.lines += first;
+    s.n_lines = n;
+    return s;
+}
+
+vocis_status vx_vv_session_inputs(const vx_vv_model *m, const vx_vv_request *r, const vx_vv_session *s,
+                                  vx_vv_inputs *out, vx_err *err) {
+    const vx_vv_script sc = session_script(r, s->first_line, s->n_lines);
+    return vx_vv_process(&m->proc, &sc, r->voices, r->n_voices, out, err);
+}
+
+vocis_status vx_vv_prepare(const vx_vv_model *m, const char *script, size_t len, const char *const *voice_paths,
+                           int n_voices, vx_vv_warn_fn warn, void *warn_user, vx_vv_inputs *out, vx_err *err) {
+    memset(out, 0, sizeof *out);
+    vx_vv_request r;
+    VX_TRY(vx_vv_request_load(m, script, len, voice_paths, n_voices, warn, warn_user, &r, err));
+    vocis_status st = vx_vv_process(&m->proc, &r.script, r.voices, r.n_voices, out, err);
+    vx_vv_request_free(&r);
+    return st;
+}
+
+/* upstream's cap on the tokens generate() draws after a prompt of L: 2·L, or max_new_tokens when lower
+ * (the context's own bound, max_positions − L, aside) */
+static int64_t token_cap(int64_t L, const vx_vv_gen_opts *o) {
+    return o->max_new_tokens > 0 && o->max_new_tokens < 2 * L ? o->max_new_tokens : 2 * L;
+}
+
+int64_t vx_vv_tokens_budget(const vx_vv_model *m, int64_t L, int n_lines, const vx_vv_gen_opts *o) {
+    int64_t g = token_cap(L, o);
+    if (o->max_seconds > 0) { /* the frames of max_seconds, and a speech start and end around each turn */
+        const double fps = (double)m->proc.sampling_rate / (double)vx_vv_vae_hop(m->acoustic);
+        const int64_t frames = (int64_t)ceil(o->max_seconds * fps) + 2 * (int64_t)n_lines + 2;
+        if (frames < g) g = frames;
+    }
+    return g;
+}
+
+/* The first at most 40 bytes of a turn's text, cut at a character boundary, for messages. */
+static void turn_excerpt(const char *text, char *buf, size_t cap) {
+    while (*text == ' ') text++;
+    size_t n = strlen(text), k = n < 40 ? n : 40;
+    while (k > 0 && k < n && ((unsigned char)text[k] & 0xC0) == 0x80) k--;
+    snprintf(buf, cap, "%.*s%s", (int)k, text, k < n ? "..." : "");
+}
+
+vocis_status vx_vv_plan_sessions(const vx_vv_model *m, const vx_vv_request *r, const vx_vv_gen_opts *o, int split,
+                                 vx_vv_session **out, int *n_out, vx_err *err) {
+    *out = NULL;
+    *n_out = 0;
+    const int n_lines = r->script.n_lines;
+    const int64_t ctx = m->lm.max_positions;
+    int64_t fixed = 0, *line = malloc(sizeof(int64_t) * (size_t)(n_lines > 0 ? n_lines : 1));
+    vx_vv_session *ses = malloc(sizeof *ses * (size_t)(n_lines > 0 ? n_lines : 1));
+    vocis_status st = !line || !ses ? vx_fail(err, VOCIS_E_NOMEM, "out of memory")
+                                    : vx_vv_prompt_length(&m->proc, &r->script, r->voices, r->n_voices, &fixed,
+                                                          line, err);
+    int n = 0;
+    for (int i = 0; i < n_lines && !st;) {
+        /* the turns from line i on: as many whole ones as fit, or all of them without split */
+        int64_t L = fixed + line[i];
+        int k = 1;
+        for (; i + k < n_lines; k++) {
+            const int64_t more = L + line[i + k];
+            if (split && more + vx_vv_tokens_budget(m, more, k + 1, o) > ctx) break;
+            L = more;
+        }
+        const int64_t G = vx_vv_tokens_budget(m, L, k, o);
+        if (L + G > ctx) {
+            char ex[64];
+            turn_excerpt(r->script.lines[i].text, ex, sizeof ex);
+            if (!split)
+                st = vx_fail(err, VOCIS_E_ARG,
+                             "the script needs ~%lld positions (prompt %lld + up to %lld generated), the model's "
+                             "context is %lld; shorten the script or split it at speaker turns (--split-turns)",
+                             (long long)(L + G), (long long)L, (long long)G, (long long)ctx);
+            else
+                st = vx_fail(err, VOCIS_E_ARG,
+                             "turn %d of %d ('%s') needs ~%lld positions on its own (prompt %lld + up to %lld "
+                             "generated), the model's context is %lld; split that turn into shorter ones",
+                             i + 1, n_lines, ex, (long long)(L + G), (long long)L, (long long)G, (long long)ctx);
+            break;
+        }
+        ses[n++] = (vx_vv_session){i, k, L};
+        i += k;
+    }
+    free(line);
+    if (st) {
+        free(ses);
+        return st;
+    }
+    *out = ses;
+    *n_out = n;
+    return VOCIS_OK;
 }
 
 /* ---- per-frame trace rows ---------------------------------------------------- */
@@ -275,8 +378,7 @@ vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const 
                        (long long)L, (long long)maxpos);
     if (!o->rng && (!o->inj_frame_noise || (in->n_voices && (!o->inj_prompt_noise || !o->inj_prompt_std_noise))))
         return vx_fail(err, VOCIS_E_ARG, "generate: no random generator and no injected noise");
-    int64_t max_steps = maxpos - L < 2 * L ? maxpos - L : 2 * L;
-    if (o->max_new_tokens > 0 && o->max_new_tokens < max_steps) max_steps = o->max_new_tokens;
+    const int64_t cap = token_cap(L, o), max_steps = maxpos - L < cap ? maxpos - L : cap;
 
     /* the four allowed tokens, by increasing id (torch.argmax keeps the first maximum) */
     const int32_t want[4] = {pr->speech_start_id, pr->speech_end_id, pr->speech_diffusion_id, pr->eos_id};

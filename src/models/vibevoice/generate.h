@@ -58,8 +58,22 @@ void vx_vv_model_free(vx_vv_model *m);
  * one-line notes. */
 #define VX_VV_VOICE_MAX_SECONDS 600.0
 #define VX_VV_VOICE_MIN_SECONDS 0.5
+#define VX_VV_MAX_VOICES 64
 vocis_status vx_vv_prepare(const vx_vv_model *m, const char *script, size_t len, const char *const *voice_paths,
                            int n_voices, vx_vv_warn_fn warn, void *warn_user, vx_vv_inputs *out, vx_err *err);
+
+/* What vx_vv_prepare reads before it builds the prompt: the script, prepared and parsed, and its
+ * voices, read and checked (with the same refusals and warnings). */
+typedef struct vx_vv_request {
+    vx_vv_script script;
+    int n_voices;
+    vx_vv_voice voices[VX_VV_MAX_VOICES]; /* .samples = samples[i] */
+    float *samples[VX_VV_MAX_VOICES];     /* malloc'd */
+} vx_vv_request;
+
+vocis_status vx_vv_request_load(const vx_vv_model *m, const char *script, size_t len, const char *const *voice_paths,
+                                int n_voices, vx_vv_warn_fn warn, void *warn_user, vx_vv_request *r, vx_err *err);
+void vx_vv_request_free(vx_vv_request *r);
 
 typedef struct vx_vv_gen_opts {
     float cfg_scale;        /* 1.3 in upstream's demos */
@@ -82,6 +96,31 @@ typedef struct vx_vv_gen_opts {
 } vx_vv_gen_opts;
 
 void vx_vv_gen_opts_default(vx_vv_gen_opts *o);
+
+/* ---- fitting the context ----------------------------------------------------------------------
+ * generate() stops at eos, at upstream's cap (2 x the prompt, or max_new_tokens) or at the context
+ * (max_position_embeddings): when the context would come first, the speech is cut wherever it has
+ * got to. A script is therefore refused unless prompt + cap fits; with split it is spoken in
+ * sessions of whole consecutive turns that each fit, each prompted with all of the voices. */
+
+/* The tokens a generation from a prompt of L tokens (n_lines script lines) may draw: upstream's cap
+ * min(2·L, max_new_tokens), lowered with max_seconds > 0 to its frames + 2 per line + 2. */
+int64_t vx_vv_tokens_budget(const vx_vv_model *m, int64_t L, int n_lines, const vx_vv_gen_opts *o);
+
+typedef struct vx_vv_session {
+    int first_line, n_lines; /* the script lines (turns) it speaks */
+    int64_t prompt_tokens;
+} vx_vv_session;
+
+/* The sessions r is spoken in (*out malloc'd): split 0, the whole script; split 1, consecutive turns
+ * packed greedily, prompt + vx_vv_tokens_budget <= the context. Before any model work, VOCIS_E_ARG
+ * with the numbers when the script (split 0) or one turn on its own (split 1) does not fit. */
+vocis_status vx_vv_plan_sessions(const vx_vv_model *m, const vx_vv_request *r, const vx_vv_gen_opts *o, int split,
+                                 vx_vv_session **out, int *n, vx_err *err);
+/* The processor inputs of one session: its lines, with all of r's voices and speaker numbering
+ * (the whole script's session gives exactly vx_vv_prepare's inputs). */
+vocis_status vx_vv_session_inputs(const vx_vv_model *m, const vx_vv_request *r, const vx_vv_session *s,
+                                  vx_vv_inputs *out, vx_err *err);
 
 /* Runs generate() on processed inputs. *audio (malloc'd) receives the
  * concatenated frames (24 kHz), *ids (malloc'd, may be NULL) the generated

@@ -557,9 +557,10 @@ void vx_vv_inputs_free(vx_vv_inputs *in) {
 static const char SYSTEM_PROMPT[] = " Transform the text provided by various speakers into speech output, utilizing "
                                     "the distinct voice of each respective speaker.\n";
 
-vocis_status vx_vv_process(const vx_vv_processor *p, const vx_vv_script *s, const vx_vv_voice *voices, int n_voices,
-                           vx_vv_inputs *out, vx_err *err) {
-    memset(out, 0, sizeof *out);
+/* The prompt's tokens for s with its first *V voices (*V: min(n_voices, speakers)); line_tokens
+ * (may be NULL) gets each script line's count. */
+static vocis_status build_prompt(const vx_vv_processor *p, const vx_vv_script *s, const vx_vv_voice *voices,
+                                 int n_voices, seq *q, int *V_out, int64_t *line_tokens, vx_err *err) {
     if (!s || s->n_lines <= 0) return vx_fail(err, VOCIS_E_ARG, "script has no 'Speaker N:' lines");
     if (n_voices < 0 || (n_voices > 0 && !voices)) return vx_fail(err, VOCIS_E_ARG, "processor: invalid voice list");
     if (p->compress_ratio < 1)
@@ -572,38 +573,60 @@ vocis_status vx_vv_process(const vx_vv_processor *p, const vx_vv_script *s, cons
     int V = n_voices < s->n_speakers ? n_voices : s->n_speakers;
     for (int i = 0; i < V; i++)
         if (voices[i].n <= 0 || !voices[i].samples) return vx_fail(err, VOCIS_E_ARG, "voice %d has no samples", i + 1);
+    *V_out = V;
 
-    out->n_speakers = s->n_speakers;
-    out->n_voices = V;
-    seq q = {0};
-    vocis_status st = seq_text(&q, p->tok, SYSTEM_PROMPT, err);
+    vocis_status st = seq_text(q, p->tok, SYSTEM_PROMPT, err);
     char buf[64];
     if (st == VOCIS_OK && V > 0) {
-        st = seq_text(&q, p->tok, " Voice input:\n", err);
+        st = seq_text(q, p->tok, " Voice input:\n", err);
         for (int i = 0; i < V && st == VOCIS_OK; i++) {
             int64_t frames = (voices[i].n + p->compress_ratio - 1) / p->compress_ratio;
             snprintf(buf, sizeof buf, " Speaker %d:", i);
-            st = seq_text(&q, p->tok, buf, err);
-            if (st == VOCIS_OK) st = seq_ids(&q, p->speech_start_id, 0, 1, err);
-            if (st == VOCIS_OK) st = seq_ids(&q, p->speech_diffusion_id, 1, (size_t)frames, err);
-            if (st == VOCIS_OK) st = seq_ids(&q, p->speech_end_id, 0, 1, err);
-            if (st == VOCIS_OK) st = seq_text(&q, p->tok, "\n", err);
+            st = seq_text(q, p->tok, buf, err);
+            if (st == VOCIS_OK) st = seq_ids(q, p->speech_start_id, 0, 1, err);
+            if (st == VOCIS_OK) st = seq_ids(q, p->speech_diffusion_id, 1, (size_t)frames, err);
+            if (st == VOCIS_OK) st = seq_ids(q, p->speech_end_id, 0, 1, err);
+            if (st == VOCIS_OK) st = seq_text(q, p->tok, "\n", err);
         }
     }
-    if (st == VOCIS_OK) st = seq_text(&q, p->tok, " Text input:\n", err);
+    if (st == VOCIS_OK) st = seq_text(q, p->tok, " Text input:\n", err);
     for (int i = 0; i < s->n_lines && st == VOCIS_OK; i++) {
-        size_t tl = strlen(s->lines[i].text);
+        size_t tl = strlen(s->lines[i].text), before = q->n;
         char *frag = malloc(tl + 32);
         if (!frag) {
             st = vx_fail(err, VOCIS_E_NOMEM, "processor: out of memory");
             break;
         }
         snprintf(frag, tl + 32, " Speaker %d:%s\n", s->lines[i].speaker, s->lines[i].text);
-        st = seq_text(&q, p->tok, frag, err);
+        st = seq_text(q, p->tok, frag, err);
         free(frag);
+        if (line_tokens) line_tokens[i] = (int64_t)(q->n - before);
     }
-    if (st == VOCIS_OK) st = seq_text(&q, p->tok, " Speech output:\n", err);
-    if (st == VOCIS_OK) st = seq_ids(&q, p->speech_start_id, 0, 1, err);
+    if (st == VOCIS_OK) st = seq_text(q, p->tok, " Speech output:\n", err);
+    if (st == VOCIS_OK) st = seq_ids(q, p->speech_start_id, 0, 1, err);
+    return st;
+}
+
+vocis_status vx_vv_prompt_length(const vx_vv_processor *p, const vx_vv_script *s, const vx_vv_voice *voices,
+                                 int n_voices, int64_t *fixed, int64_t *line_tokens, vx_err *err) {
+    seq q = {0};
+    int V;
+    vocis_status st = build_prompt(p, s, voices, n_voices, &q, &V, line_tokens, err);
+    if (st == VOCIS_OK) {
+        *fixed = (int64_t)q.n;
+        for (int i = 0; i < s->n_lines; i++) *fixed -= line_tokens[i];
+    }
+    free(q.ids);
+    free(q.mask);
+    return st;
+}
+
+vocis_status vx_vv_process(const vx_vv_processor *p, const vx_vv_script *s, const vx_vv_voice *voices, int n_voices,
+                           vx_vv_inputs *out, vx_err *err) {
+    memset(out, 0, sizeof *out);
+    seq q = {0};
+    int V = 0;
+    vocis_status st = build_prompt(p, s, voices, n_voices, &q, &V, NULL, err);
     if (st == VOCIS_OK && p->max_positions > 0 && (int64_t)q.n > p->max_positions)
         st = vx_fail(err, VOCIS_E_ARG,
                      "the prompt is %zu tokens, more than the model's max_position_embeddings %lld "
@@ -614,6 +637,8 @@ vocis_status vx_vv_process(const vx_vv_processor *p, const vx_vv_script *s, cons
         free(q.mask);
         return st;
     }
+    out->n_speakers = s->n_speakers;
+    out->n_voices = V;
     out->n_tokens = (int64_t)q.n;
     out->input_ids = q.ids;
     out->speech_input_mask = q.mask;

@@ -118,6 +118,13 @@ vocis_status vx_vv_process(const vx_vv_processor *p, const vx_vv_script *s, cons
                            vx_vv_inputs *out, vx_err *err);
 void vx_vv_inputs_free(vx_vv_inputs *in);
 
+/* The length of the prompt vx_vv_process would build, in parts: *fixed = the tokens outside the
+ * script lines (system prompt, voice section, headers, the final speech_start), line_tokens[i]
+ * (s->n_lines of them) = line i's. Each line is tokenised on its own, so the prompt of any run of
+ * s's lines with the same voices and speaker count is *fixed + their sum. */
+vocis_status vx_vv_prompt_length(const vx_vv_processor *p, const vx_vv_script *s, const vx_vv_voice *voices,
+                                 int n_voices, int64_t *fixed, int64_t *line_tokens, vx_err *err);
+
 /* upstream AudioNormalizer: x *= 10^(target/20) / (rms + eps); then, if
  * max|x| > 1, x /= max|x| + eps. In place. n >= 1. */
 void vx_vv_normalize_voice(float *x, int64_t n, float target_dB_FS, float eps);
