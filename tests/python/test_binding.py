@@ -80,6 +80,11 @@ class Binding(unittest.TestCase):
         self.assertTrue(np.array_equal(x, ref))
         g, _ = self.m.speak(TEXT, seed=1, greedy=True, cfm_steps=2)
         self.assertTrue(np.array_equal(g, cli_f32("--text", TEXT, "--seed", "1", "--greedy", "--cfm-steps", "2")))
+        # speculation changes speed only: off, auto (the default) and a fixed k give the same audio as the CLI
+        for k in (-1, 0, 3):
+            s, _ = self.m.speak(TEXT, seed=5, speculate=k, max_tokens=60, cfm_steps=2)
+            self.assertTrue(np.array_equal(s, cli_f32("--text", TEXT, "--seed", "5", "--max-tokens", "60",
+                                                      "--cfm-steps", "2", "--speculate", "off")), k)
 
     def test_precision_same_as_cli(self):
         h = subprocess.run([VOCIS_CLI, "speak", "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -139,6 +139,8 @@ KNOBS = {
     "diffusion_steps": ("vv.diffusion_steps", int, 1, 999, "VibeVoice: DPM-Solver steps per frame (10)"),
     "max_new_tokens": ("vv.max_new_tokens", int, 0, 100000000, "VibeVoice: token cap (0 = upstream's 2 x prompt)"),
     "max_seconds": ("vv.max_seconds", float, 0, 1e7, "VibeVoice: stop after this much audio (0 = no limit)"),
+    "split_turns": ("vv.split_turns", bool, 0, 1,
+                    "VibeVoice: speak a script too long for the context in sessions split at speaker turns"),
     "chunk_chars": ("max_chunk_chars", int, 0, 1000000, "split longer text into sentence chunks (300; 0 = never)"),
     "crossfade_ms": ("crossfade_ms", float, 0, 1000, "overlap when joining chunks (40 ms)"),
 }
@@ -530,7 +532,7 @@ class Model:
         return value cancels (vocis.Cancelled). knobs: see vocis.KNOBS
         (temperature, cfg_weight, exaggeration, min_p, top_p, top_k,
         repetition_penalty, max_tokens, greedy, language, speculate, cfm_steps,
-        cfg_scale, diffusion_steps, max_new_tokens, max_seconds, chunk_chars,
+        cfg_scale, diffusion_steps, max_new_tokens, max_seconds, split_turns, chunk_chars,
         crossfade_ms)."""
         o = self._speak_options(seed, knobs, "speak")
         return self._speak_call(text, voice, o, _Callbacks(on_progress, on_audio))
