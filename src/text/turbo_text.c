@@ -199,6 +199,7 @@ vocis_status vx_turbo_tokenizer_load(const char *dir, vx_tokenizer **out, int *m
     cJSON_AddFalseToObject(model, "fuse_unk");
     cJSON_AddFalseToObject(model, "byte_fallback");
     cJSON_AddItemToObject(root, "model", model);
+    cJSON_AddItemToObject(model, "merges", ml); /* owned by root from here on, also when a line is bad */
     /* merges.txt: "#version" header line(s), then "a b" per line */
     for (char *line = merges, *next; line && *line; line = next) {
         next = strchr(line, '\n');
@@ -220,7 +221,6 @@ vocis_status vx_turbo_tokenizer_load(const char *dir, vx_tokenizer **out, int *m
     if ((st = collect_added(dir, cfg, vocab, added, err))) goto done;
     cJSON_AddItemToObject(model, "vocab", vocab);
     vocab = NULL;
-    cJSON_AddItemToObject(model, "merges", ml);
     if (!(json = cJSON_PrintUnformatted(root))) {
         st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
         goto done;
