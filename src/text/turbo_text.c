@@ -130,11 +130,16 @@ static vocis_status collect_added(const char *dir, const cJSON *cfg, const cJSON
     if (access(path, F_OK) == 0) {
         cJSON *at;
         VX_TRY(vx_json_load(path, &at, err));
+        if (!cJSON_IsObject(at)) {
+            cJSON_Delete(at);
+            return vx_fail(err, VOCIS_E_FORMAT, "%s: not a JSON object of token -> id", path);
+        }
         const cJSON *e;
         cJSON_ArrayForEach(e, at) {
             if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > (double)(1 << 30)) {
-                cJSON_Delete(at);
-                return vx_fail(err, VOCIS_E_FORMAT, "%s: entry '%s' is not a token id", path, e->string);
+                vocis_status st = vx_fail(err, VOCIS_E_FORMAT, "%s: entry '%s' is not a token id", path, e->string);
+                cJSON_Delete(at); /* after the message: it names the entry */
+                return st;
             }
             cJSON *t = added_token(e->valueint, e->string, 0, 0, 1, 0, 0);
             if (!t || !cJSON_AddItemToArray(list, t)) {

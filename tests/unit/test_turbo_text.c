@@ -18,8 +18,8 @@ static void put(const char *dir, const char *name, const char *text) {
     CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0);
 }
 
-/* A bad merges.txt line is an error naming the file and line, and frees the merges read so far
- * (fuzz_turbo_tokenizer found them leaked; the sanitizer build checks). */
+/* Bad merges.txt and added_tokens.json are errors naming file and line / entry, without leaks or
+ * use after free (both found by fuzz_turbo_tokenizer; the sanitizer builds check). */
 static void test_bad_merges(void) {
     char dir[] = "/tmp/vocis-turbo-text-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -31,6 +31,14 @@ static void test_bad_merges(void) {
     CHECK(vx_turbo_tokenizer_load(dir, &tok, &max_len, &err) == VOCIS_E_FORMAT);
     CHECK(tok == NULL && strstr(err.msg, "merges.txt") && strstr(err.msg, "a b c"));
     put(dir, "merges.txt", "a b\n");
+    /* added_tokens.json: a bad entry is named (read before the JSON is freed), a list is refused */
+    put(dir, "added_tokens.json", "{\"[x]\": 3, \"[bad]\": \"seven\"}");
+    CHECK(vx_turbo_tokenizer_load(dir, &tok, &max_len, &err) == VOCIS_E_FORMAT);
+    CHECK(tok == NULL && strstr(err.msg, "added_tokens.json: entry '[bad]' is not a token id"));
+    put(dir, "added_tokens.json", "[3]");
+    CHECK(vx_turbo_tokenizer_load(dir, &tok, &max_len, &err) == VOCIS_E_FORMAT);
+    CHECK(tok == NULL && strstr(err.msg, "not a JSON object"));
+    put(dir, "added_tokens.json", "{}");
     CHECK(vx_turbo_tokenizer_load(dir, &tok, &max_len, &err) == VOCIS_OK);
     CHECK(vx_tokenizer_token_id(tok, "ab") == 2);
     vx_tokenizer_free(tok);
@@ -38,6 +46,8 @@ static void test_bad_merges(void) {
     snprintf(p, sizeof p, "%s/vocab.json", dir);
     unlink(p);
     snprintf(p, sizeof p, "%s/merges.txt", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/added_tokens.json", dir);
     unlink(p);
     rmdir(dir);
 }
