@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "fuzz_tokenizer_checks.h"
 #include "text/mtl_text.h"
 #include "text/tokenizer.h"
 
@@ -45,10 +46,7 @@ static void run(const vx_mtl_text *t, const char *text, const char *lang) {
     }
     int32_t *ids = NULL;
     size_t n = 0;
-    const int32_t nid = vx_tokenizer_size(tok);
-    if (vx_mtl_text_to_ids(t, tok, text, lang, &ids, &n, NULL, &e) == VOCIS_OK)
-        for (size_t i = 0; i < n; i++)
-            if (ids[i] < 0 || ids[i] >= nid) abort();
+    if (vx_mtl_text_to_ids(t, tok, text, lang, &ids, &n, NULL, &e) == VOCIS_OK) fz_check_ids(tok, ids, n);
     free(ids);
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
+#include "fuzz_tokenizer_checks.h"
 #include "text/tokenizer.h"
 #include "text/turbo_text.h"
 
@@ -43,24 +44,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (t || !e.msg[0] || max_len < 0) abort(); /* failure must clear *out and say why */
         return 0;
     }
-    const int32_t nid = vx_tokenizer_size(t);
-    if (nid < 0 || max_len < 0) abort();
+    if (vx_tokenizer_size(t) < 0 || max_len < 0) abort();
     for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
         int32_t *ids = NULL;
         size_t n = 0;
         if (vx_turbo_text_to_ids(t, max_len, texts[k], &ids, &n, &e) == VOCIS_OK) {
             if (max_len > 0 && n > (size_t)max_len) abort();
-            for (size_t i = 0; i < n; i++)
-                if (ids[i] < 0 || ids[i] >= nid || !vx_tokenizer_id_to_token(t, ids[i])) abort();
+            fz_check_ids(t, ids, n);
         } else if (ids || n || !e.msg[0]) {
             abort();
         }
         free(ids);
     }
-    for (int32_t id = 0; id < nid && id < 64; id++) {
-        const char *s = vx_tokenizer_id_to_token(t, id);
-        if (s && vx_tokenizer_token_id(t, s) < 0) abort();
-    }
+    fz_check_token_lookup(t);
     vx_tokenizer_free(t);
     return 0;
 }
