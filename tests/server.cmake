@@ -18,10 +18,7 @@ vocis_unit_test(test_server_proto ${VOCIS_TEST_SRC}/unit/test_server_proto.c)
 
 # libFuzzer target for the request parser / router (built like those of tests/io.cmake: VOCIS_FUZZ=ON, clang).
 if(VOCIS_FUZZ)
-  add_executable(fuzz_server ${VOCIS_TEST_SRC}/fuzz/fuzz_server.c)
-  target_link_libraries(fuzz_server PRIVATE vocis_static)
-  target_compile_options(fuzz_server PRIVATE -fsanitize=fuzzer)
-  target_link_options(fuzz_server PRIVATE -fsanitize=fuzzer)
+  vocis_fuzz_target(fuzz_server -max_len=8192)
 endif()
 
 # slow-loris and stalled clients (issue 23 item 5): a small C client, driven by slow_clients.sh

@@ -130,11 +130,16 @@ static vocis_status collect_added(const char *dir, const cJSON *cfg, const cJSON
     if (access(path, F_OK) == 0) {
         cJSON *at;
         VX_TRY(vx_json_load(path, &at, err));
+        if (!cJSON_IsObject(at)) {
+            cJSON_Delete(at);
+            return vx_fail(err, VOCIS_E_FORMAT, "%s: not a JSON object of token -> id", path);
+        }
         const cJSON *e;
         cJSON_ArrayForEach(e, at) {
             if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > (double)(1 << 30)) {
-                cJSON_Delete(at);
-                return vx_fail(err, VOCIS_E_FORMAT, "%s: entry '%s' is not a token id", path, e->string);
+                vocis_status st = vx_fail(err, VOCIS_E_FORMAT, "%s: entry '%s' is not a token id", path, e->string);
+                cJSON_Delete(at); /* after the message: it names the entry */
+                return st;
             }
             cJSON *t = added_token(e->valueint, e->string, 0, 0, 1, 0, 0);
             if (!t || !cJSON_AddItemToArray(list, t)) {
@@ -199,6 +204,7 @@ vocis_status vx_turbo_tokenizer_load(const char *dir, vx_tokenizer **out, int *m
     cJSON_AddFalseToObject(model, "fuse_unk");
     cJSON_AddFalseToObject(model, "byte_fallback");
     cJSON_AddItemToObject(root, "model", model);
+    cJSON_AddItemToObject(model, "merges", ml); /* owned by root from here on, also when a line is bad */
     /* merges.txt: "#version" header line(s), then "a b" per line */
     for (char *line = merges, *next; line && *line; line = next) {
         next = strchr(line, '\n');
@@ -220,7 +226,6 @@ vocis_status vx_turbo_tokenizer_load(const char *dir, vx_tokenizer **out, int *m
     if ((st = collect_added(dir, cfg, vocab, added, err))) goto done;
     cJSON_AddItemToObject(model, "vocab", vocab);
     vocab = NULL;
-    cJSON_AddItemToObject(model, "merges", ml);
     if (!(json = cJSON_PrintUnformatted(root))) {
         st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
         goto done;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_tokenizer_checks.h"
 #include "text/tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -26,16 +27,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (t || !e.msg[0]) abort(); /* failure must clear *out and say why */
         return 0;
     }
-    int32_t nid = vx_tokenizer_size(t);
-    if (nid < 0) abort();
+    if (vx_tokenizer_size(t) < 0) abort();
     for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
         int32_t *ids = NULL;
         size_t n = 0;
         if (vx_tokenizer_encode(t, texts[k], strlen(texts[k]), &ids, &n, &e) == VOCIS_OK) {
-            for (size_t i = 0; i < n; i++) {
-                if (ids[i] < 0 || ids[i] >= nid) abort();
-                if (!vx_tokenizer_id_to_token(t, ids[i])) abort();
-            }
+            fz_check_ids(t, ids, n);
         }
         free(ids);
     }
@@ -43,13 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int32_t *ids = NULL;
     size_t n = 0;
     if (vx_tokenizer_encode(t, (const char *)data, size < 256 ? size : 256, &ids, &n, &e) == VOCIS_OK)
-        for (size_t i = 0; i < n; i++)
-            if (ids[i] < 0 || ids[i] >= nid) abort();
+        fz_check_ids(t, ids, n);
     free(ids);
-    for (int32_t id = 0; id < nid && id < 64; id++) {
-        const char *s = vx_tokenizer_id_to_token(t, id);
-        if (s && vx_tokenizer_token_id(t, s) < 0) abort();
-    }
+    fz_check_token_lookup(t);
     vx_tokenizer_free(t);
     return 0;
 }

@@ -5,10 +5,52 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io/jsonfile.h"
 #include "testlib.h"
 #include "text/turbo_text.h"
+
+static void put(const char *dir, const char *name, const char *text) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0);
+}
+
+/* Bad merges.txt and added_tokens.json are errors naming file and line / entry, without leaks or
+ * use after free (both found by fuzz_turbo_tokenizer; the sanitizer builds check). */
+static void test_bad_merges(void) {
+    char dir[] = "/tmp/vocis-turbo-text-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    put(dir, "vocab.json", "{\"a\": 0, \"b\": 1, \"ab\": 2}");
+    put(dir, "merges.txt", "#version: 0.2\na b\na b c\n");
+    vx_err err = {0};
+    vx_tokenizer *tok = NULL;
+    int max_len = -1;
+    CHECK(vx_turbo_tokenizer_load(dir, &tok, &max_len, &err) == VOCIS_E_FORMAT);
+    CHECK(tok == NULL && strstr(err.msg, "merges.txt") && strstr(err.msg, "a b c"));
+    put(dir, "merges.txt", "a b\n");
+    /* added_tokens.json: a bad entry is named (read before the JSON is freed), a list is refused */
+    put(dir, "added_tokens.json", "{\"[x]\": 3, \"[bad]\": \"seven\"}");
+    CHECK(vx_turbo_tokenizer_load(dir, &tok, &max_len, &err) == VOCIS_E_FORMAT);
+    CHECK(tok == NULL && strstr(err.msg, "added_tokens.json: entry '[bad]' is not a token id"));
+    put(dir, "added_tokens.json", "[3]");
+    CHECK(vx_turbo_tokenizer_load(dir, &tok, &max_len, &err) == VOCIS_E_FORMAT);
+    CHECK(tok == NULL && strstr(err.msg, "not a JSON object"));
+    put(dir, "added_tokens.json", "{}");
+    CHECK(vx_turbo_tokenizer_load(dir, &tok, &max_len, &err) == VOCIS_OK);
+    CHECK(vx_tokenizer_token_id(tok, "ab") == 2);
+    vx_tokenizer_free(tok);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/vocab.json", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/merges.txt", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/added_tokens.json", dir);
+    unlink(p);
+    rmdir(dir);
+}
 
 int main(int argc, char **argv) {
     (void)argc;
@@ -74,5 +116,6 @@ int main(int argc, char **argv) {
     CHECK(vx_turbo_text_to_ids(tok, 0, "bad \xff", &ids, &n, &err) == VOCIS_E_ARG);
     cJSON_Delete(root);
     vx_tokenizer_free(tok);
+    test_bad_merges();
     return tl_finish("test_turbo_text");
 }
