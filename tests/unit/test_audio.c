@@ -31,18 +31,6 @@ static int temp_left(void) {
     return found;
 }
 
-/* The whole file (malloc'd), *n its size; NULL if unreadable. */
-static unsigned char *slurp(const char *path, size_t *n) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long len = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    unsigned char *b = malloc(len > 0 ? (size_t)len : 1);
-    *n = b && len >= 0 && fread(b, 1, (size_t)len, fp) == (size_t)len ? (size_t)len : 0;
-    fclose(fp);
-    return b;
-}
 
 static void sine(float *x, int64_t n, double freq, double sr, double amp) {
     for (int64_t i = 0; i < n; i++)
@@ -322,7 +310,7 @@ static void test_reproducible(void) {
             snprintf(name, sizeof name, "same%d.%s", r, vx_audio_fmt_name(fmts[k]));
             vx_err err = {0};
             CHECK_MSG(vx_audio_write(tmp(name), fmts[k], 24000, x, N, &err) == VOCIS_OK, "%s", err.msg);
-            b[r] = slurp(tmp(name), &len[r]);
+            b[r] = tl_slurp(tmp(name), &len[r]);
             if (r == 0) usleep(1100000 * (fmts[k] == VX_AUDIO_F32)); /* a PEAK chunk's timestamp has 1 s steps */
         }
         CHECK_MSG(b[0] && b[1] && len[0] > 44 && len[0] == len[1] && !memcmp(b[0], b[1], len[0]),

@@ -27,23 +27,10 @@ static const char *tmp(const char *name) {
     return buf[k];
 }
 
-/* The whole file (malloc'd), *n its size; NULL if unreadable. */
-static unsigned char *slurp(const char *path, size_t *n) {
-    FILE *fp = fopen(path, "rb");
-    *n = 0;
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long len = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    unsigned char *b = malloc(len > 0 ? (size_t)len : 1);
-    if (b && len >= 0 && fread(b, 1, (size_t)len, fp) == (size_t)len) *n = (size_t)len;
-    fclose(fp);
-    return b;
-}
 
 static int copy_file(const char *from, const char *to) {
     size_t n;
-    unsigned char *b = slurp(from, &n);
+    unsigned char *b = tl_slurp(from, &n);
     FILE *fp = b ? fopen(to, "wb") : NULL;
     int ok = fp && fwrite(b, 1, n, fp) == n;
     if (fp) ok &= fclose(fp) == 0;
@@ -68,7 +55,7 @@ static int64_t frames_in(const char *path, int64_t *header, float *y, int64_t ca
 /* The Ogg file at path is whole pages, every one of the fixed serial number. */
 static int ogg_whole_pages(const char *path) {
     size_t n, off = 0;
-    unsigned char *b = slurp(path, &n);
+    unsigned char *b = tl_slurp(path, &n);
     while (b && off + 27 <= n && !memcmp(b + off, "OggS", 4)) {
         const unsigned char *pg = b + off;
         const uint32_t serial = pg[14] | pg[15] << 8 | pg[16] << 16 | (uint32_t)pg[17] << 24;
@@ -97,7 +84,7 @@ static void pieces(vx_audio_fmt fmt) {
     vx_audio_file f;
     CHECK_MSG(vx_audio_file_open(&f, path, fmt, 24000, &err) == VOCIS_OK, "%s", err.msg);
     size_t n;
-    unsigned char *b = slurp(path, &n);
+    unsigned char *b = tl_slurp(path, &n);
     CHECK_MSG(n == 3 && !memcmp(b, "old", 3), "%s: the old file stays until the first samples", name);
     free(b);
     const int exact = fmt == VX_AUDIO_WAV16 || fmt == VX_AUDIO_F32;
@@ -122,7 +109,7 @@ static void pieces(vx_audio_fmt fmt) {
     CHECK_MSG(vx_audio_file_close(&f) == VOCIS_OK, "%s", err.msg);
     CHECK(vx_audio_write(tmp(ref), fmt, 24000, x, N, &err) == VOCIS_OK);
     size_t na, nb;
-    unsigned char *a = slurp(path, &na), *w = slurp(tmp(ref), &nb);
+    unsigned char *a = tl_slurp(path, &na), *w = tl_slurp(tmp(ref), &nb);
     CHECK_MSG(a && w && na == nb && !memcmp(a, w, na), "%s: %zu bytes, vx_audio_write %zu", name, na, nb);
     free(a), free(w);
 }
@@ -140,7 +127,7 @@ static void test_abort(void) {
     CHECK(vx_audio_file_open(&f, path, VX_AUDIO_WAV16, 24000, &err) == VOCIS_OK);
     vx_audio_file_abort(&f);
     size_t n;
-    unsigned char *b = slurp(path, &n);
+    unsigned char *b = tl_slurp(path, &n);
     CHECK(n == 3 && !memcmp(b, "old", 3));
     free(b);
     CHECK(vx_audio_file_open(&f, path, VX_AUDIO_WAV16, 24000, &err) == VOCIS_OK);

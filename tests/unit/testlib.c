@@ -1,6 +1,7 @@
 #include "testlib.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,19 @@ float *tl_random_floats(size_t n) {
     float *x = malloc((n ? n : 1) * sizeof(float));
     if (x) tl_fill_random(x, n, seed++);
     return x;
+}
+
+unsigned char *tl_slurp(const char *path, size_t *n) {
+    FILE *fp = fopen(path, "rb");
+    *n = 0;
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    long len = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    unsigned char *b = malloc(len > 0 ? (size_t)len : 1);
+    if (b && len >= 0 && fread(b, 1, (size_t)len, fp) == (size_t)len) *n = (size_t)len;
+    fclose(fp);
+    return b;
 }
 
 const char *const tl_isa_name[3] = {"scalar", "avx2", "avx512"};

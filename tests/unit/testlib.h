@@ -47,6 +47,9 @@ float *tl_random_floats(size_t n);
  * receives the stored values widened back to f32. */
 void *tl_store_as(int dt, const float *w, size_t n, float *ref);
 
+/* The whole file (malloc'd), *n its size; NULL if unreadable. */
+unsigned char *tl_slurp(const char *path, size_t *n);
+
 /* Names of the kernel ISA levels (kernels/isa.h VX_ISA_*), for messages. */
 extern const char *const tl_isa_name[3];
 
