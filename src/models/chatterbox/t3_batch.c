@@ -283,6 +283,12 @@ static int emit(vx_t3_batch *b, req *q, const float *lc, const float *lu) {
 
 static int live(const req *q) { return q->used && !q->finished; }
 
+/* Whether request q makes proposal j of this round: it is live, made the j before, wants more
+ * (k) and has not proposed the stop token. */
+static int proposing(const req *q, int j, int32_t stop) {
+    return live(q) && q->np == j && j < q->k && !(j > 0 && q->prop[j - 1] == stop);
+}
+
 /* Appends request q's rows for token `tok` at its speech position `pos` (one per CFG row) to the
  * forward inputs at row *nrows; j: the row's place among the request's rows of this forward. */
 static void put_rows(vx_t3_batch *b, const req *q, int32_t tok, int pos, int j, int per_seq) {
@@ -293,12 +299,10 @@ static void put_rows(vx_t3_batch *b, const req *q, int32_t tok, int pos, int j, 
     for (int r = 1; r < q->nseq; r++) memcpy(e + (size_t)r * per_seq * D, e, sizeof(float) * D);
 }
 
-/* logits[r] = head(final_norm(x[r])) for n rows, each row's bits those of a lone row. */
-static vocis_status head_rows(const vx_tf *tf, const vx_mat *head, const float *x, int64_t n, float *h,
-                              float *logits, int nthreads) {
-    vx_tf_final_norm(tf, h, x, n);
-    vx_linear_rows(logits, h, n, head, NULL, nthreads);
-    return VOCIS_OK;
+/* logits[r] = head(final_norm(x[r])) for n rows (x normalized in place), each row's bits those of a lone row. */
+static void head_rows(const vx_tf *tf, const vx_mat *head, float *x, int64_t n, float *logits, int nthreads) {
+    vx_tf_final_norm(tf, x, x, n);
+    vx_linear_rows(logits, x, n, head, NULL, nthreads);
 }
 
 /* The draft d's proposals (NULL: the exact model, for tests): up to q->k tokens after the pending token of every
@@ -325,8 +329,7 @@ static vocis_status propose(vx_t3_batch *b, const vx_t3_draft *d, int kmax, int 
         int nrows = 0;
         for (int id = 0; id < b->max_req; id++) {
             req *q = &b->r[id];
-            if (!live(q) || q->np != j || j >= q->k) continue; /* done proposing */
-            if (j > 0 && q->prop[j - 1] == t3->cfg.stop_speech_token) continue;
+            if (!proposing(q, j, t3->cfg.stop_speech_token)) continue;
             q->row0 = nrows;
             put_rows(b, q, j ? q->prop[j - 1] : q->out[q->n - 1], q->n + j, 0, 1);
             for (int r = 0; r < q->nseq; r++) b->seqs[nrows++] = 2 * id + r;
@@ -337,8 +340,7 @@ static vocis_status propose(vx_t3_batch *b, const vx_t3_draft *d, int kmax, int 
         vx_linear(b->rows, b->x, nrows, head, NULL, nthreads);
         for (int id = 0; id < b->max_req; id++) {
             req *q = &b->r[id];
-            if (!live(q) || q->np != j || j >= q->k || (j > 0 && q->prop[j - 1] == t3->cfg.stop_speech_token))
-                continue;
+            if (!proposing(q, j, t3->cfg.stop_speech_token)) continue;
             const float *lc = b->rows + (size_t)q->row0 * V;
             int32_t tok = draw(b, q, lc, lc + V, q->hist, q->nhist + (size_t)j, &q->peek);
             if (b->draft_kind == VX_DRAFT_CONTRARY) tok = (tok + 1) % V;
@@ -403,7 +405,7 @@ vocis_status vx_t3_batch_step(vx_t3_batch *b, int nthreads, vx_err *err) {
         for (int r = 0; r < q->nseq; r++) b->seqs[nseqs] = 2 * id + r, b->ns[nseqs++] = per;
     }
     VX_TRY(vx_tf_forward_steps(&t3->tf, &b->kv, b->seqs, nseqs, b->ns, b->x, nthreads, err));
-    VX_TRY(head_rows(&t3->tf, &t3->speech_head, b->x, nrows, b->x, b->rows, nthreads));
+    head_rows(&t3->tf, &t3->speech_head, b->x, nrows, b->rows, nthreads);
     const double t2 = vx_now_s();
     for (int id = 0; id < b->max_req; id++) {
         req *q = &b->r[id];
