@@ -686,7 +686,7 @@ vocis_status vocis_voice_clone_samples(vocis_model *m, const float *samples, siz
     vocis_clone_options_default(&o);
     if (opts) o = *opts;
     if (!samples || n == 0) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no samples given");
-    if (sample_rate < VX_AUDIO_MIN_RATE)
+    if (sample_rate < VX_AUDIO_MIN_RATE || sample_rate > VX_AUDIO_MAX_RATE)
         return vx_fail(vx_api_err(m), VOCIS_E_ARG, "sample rate %d Hz is implausible", sample_rate);
     for (size_t i = 0; i < n; i++)
         if (!isfinite(samples[i])) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "sample %zu is not finite", i);

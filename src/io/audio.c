@@ -102,7 +102,8 @@ vocis_status vx_audio_read_head(const char *path, int target_sr, double max_seco
     /* Real audio is sampled at 4 kHz or more; a header claiming a few Hz
      * would make resampling blow a small file up by target_sr / rate (found
      * by fuzz_audio: an 8 KB WAV at 1 Hz took 30 s and 1 GB at 24 kHz). */
-    if (info.channels < 1 || info.channels > 1024 || info.samplerate < VX_AUDIO_MIN_RATE) {
+    if (info.channels < 1 || info.channels > VX_AUDIO_MAX_CHANNELS || info.samplerate < VX_AUDIO_MIN_RATE ||
+        info.samplerate > VX_AUDIO_MAX_RATE) {
         sf_close(sf);
         return vx_fail(err, VOCIS_E_FORMAT, "%s: implausible audio header (%d channels, %d Hz)", path, info.channels,
                        info.samplerate);

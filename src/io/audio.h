@@ -16,9 +16,11 @@
  * to ceil(n * target_sr / file_sr) (librosa's fix_length). target_sr <= 0
  * keeps the file's rate. *samples is malloc'd (free()); *n >= 1.
  * Errors: missing/unreadable file (VOCIS_E_IO), unknown or corrupt format,
- * a file without samples, or one whose header gives a rate below
- * VX_AUDIO_MIN_RATE or more than 1024 channels (VOCIS_E_FORMAT). */
+ * a file without samples, or one whose header gives a rate outside
+ * [VX_AUDIO_MIN_RATE, VX_AUDIO_MAX_RATE] or more than VX_AUDIO_MAX_CHANNELS channels (VOCIS_E_FORMAT). */
 #define VX_AUDIO_MIN_RATE 1000
+#define VX_AUDIO_MAX_RATE 768000 /* the highest PCM rate of audio hardware (4 x 192 kHz) */
+#define VX_AUDIO_MAX_CHANNELS 1024
 vocis_status vx_audio_read(const char *path, int target_sr, float **samples, int64_t *n, vx_err *err);
 
 /* Same, also reporting the rate of the returned samples (*sr may be NULL). */

@@ -42,7 +42,7 @@ vocis_status vx_read_file(const char *path, size_t max, char **out, size_t *len,
 vocis_status vx_json_load(const char *path, cJSON **out, vx_err *err) {
     char *text;
     size_t len = 0;
-    VX_TRY(vx_read_file(path, 64u << 20, &text, &len, err));
+    VX_TRY(vx_read_file(path, VX_JSON_MAX_BYTES, &text, &len, err));
     const char *end = NULL;
     *out = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!*out) {

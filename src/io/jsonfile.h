@@ -7,7 +7,11 @@
 
 #include "base/err.h"
 
-/* Parses a JSON file (at most 64 MiB). *out must be freed with cJSON_Delete. */
+/* The largest JSON file read (configs, tokenizers, safetensors index): real ones are
+ * under 10 MB; cJSON itself refuses nesting deeper than CJSON_NESTING_LIMIT (1000). */
+#define VX_JSON_MAX_BYTES ((size_t)64 << 20)
+
+/* Parses a JSON file (at most VX_JSON_MAX_BYTES). *out must be freed with cJSON_Delete. */
 vocis_status vx_json_load(const char *path, cJSON **out, vx_err *err);
 /* Read a whole file into a NUL-terminated malloc'd buffer (at most max bytes). */
 vocis_status vx_read_file(const char *path, size_t max, char **out, size_t *len, vx_err *err);

@@ -14,7 +14,6 @@
 #include "text/tokenizer.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +23,12 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "io/jsonfile.h"
 #include "text/unicode.h"
 
 /* Token ids are stored as int32 and index dense tables: refuse absurd ids. */
 #define TOK_MAX_ID (1 << 24)
+#define TOK_ID_SLACK 1024 /* ids allowed past 4 x the token count (gaps in small vocabularies) */
 
 /* ------------------------------------------------------------------------ */
 /* Hash maps                                                                 */
@@ -793,34 +794,16 @@ static vocis_status normalize_added(vx_tokenizer *t, vx_err *err) {
     return VOCIS_OK;
 }
 
-static vocis_status read_file(const char *path, char **data, size_t *len, vx_err *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return vx_fail(err, VOCIS_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (cap - n < 65536) {
-            size_t nc = cap ? cap * 2 : 1 << 20;
-            char *nb = realloc(buf, nc);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return vx_fail(err, VOCIS_E_NOMEM, "%s: out of memory reading the file", path);
-            }
-            buf = nb, cap = nc;
-        }
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return vx_fail(err, VOCIS_E_IO, "%s: read error", path);
-    }
-    *data = buf;
-    *len = n;
+/* Real vocabularies number their tokens densely from 0; the id table is sized by
+ * the largest id, so a few far-off ids in a small file must not make it huge. */
+static vocis_status check_id_range(loader *L, const vx_tokenizer *t) {
+    size_t n_tokens = t->n_added;
+    for (size_t i = 0; i < t->vocab.cap; i++) n_tokens += t->vocab.slots[i].key != NULL;
+    const size_t allowed = 4 * n_tokens + TOK_ID_SLACK;
+    if ((size_t)t->n_ids > allowed)
+        return vx_fail(L->err, VOCIS_E_FORMAT,
+                       "%s: id %d is implausible for %zu tokens (ids above %zu would leave the id table mostly empty)",
+                       L->path, t->n_ids - 1, n_tokens, allowed);
     return VOCIS_OK;
 }
 
@@ -850,6 +833,7 @@ static vocis_status load_json(loader *L, vx_tokenizer *t, const cJSON *root) {
     if (build_added_set(t, &t->raw_set, 0, L->err) || build_added_set(t, &t->norm_set, 1, L->err))
         return L->err->code;
 
+    VX_TRY(check_id_range(L, t));
     /* id -> text: vocabulary first, added tokens override (as upstream). */
     t->id_str = vx_calloc(L->err, (size_t)t->n_ids + 1, sizeof *t->id_str, "id table");
     if (!t->id_str) return L->err->code;
@@ -892,7 +876,7 @@ vocis_status vx_tokenizer_load(const char *path, vx_tokenizer **out, vx_err *err
     *out = NULL;
     char *data = NULL;
     size_t len = 0;
-    VX_TRY(read_file(path, &data, &len, err));
+    VX_TRY(vx_read_file(path, VX_JSON_MAX_BYTES, &data, &len, err));
     vocis_status st = vx_tokenizer_load_mem(data, len, path, out, err);
     free(data);
     return st;

@@ -183,7 +183,7 @@ vocis_status vx_turbo_tokenizer_load(const char *dir, vx_tokenizer **out, int *m
         goto done;
     }
     snprintf(path, sizeof path, "%s/merges.txt", dir);
-    if ((st = vx_read_file(path, (size_t)256 << 20, &merges, &mlen, err))) goto done;
+    if ((st = vx_read_file(path, VX_JSON_MAX_BYTES, &merges, &mlen, err))) goto done;
     root = cJSON_CreateObject();
     cJSON *model = cJSON_CreateObject(), *ml = cJSON_CreateArray(), *added = cJSON_CreateArray(),
           *pre = cJSON_CreateObject();

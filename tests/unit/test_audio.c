@@ -231,9 +231,10 @@ static void test_errors(void) {
     CHECK(vx_audio_write(tmp("bad.wav"), VX_AUDIO_WAV16, 0, x, 16, &err) == VOCIS_E_ARG);
 
     /* a header claiming 1 Hz (found by fuzz_audio: resampling to 24 kHz blew
-     * 4000 samples up to 96 million); VX_AUDIO_MIN_RATE itself is accepted */
-    for (int k = 0; k < 2; k++) {
-        unsigned rate = k ? VX_AUDIO_MIN_RATE : 1, nfr = 4000;
+     * 4000 samples up to 96 million), and one above VX_AUDIO_MAX_RATE; the bounds themselves are accepted */
+    const unsigned rates[4] = {1, VX_AUDIO_MIN_RATE, VX_AUDIO_MAX_RATE + 1, VX_AUDIO_MAX_RATE};
+    for (int k = 0; k < 4; k++) {
+        unsigned rate = rates[k], nfr = 4000;
         unsigned char h[44];
         memcpy(h, "RIFF\0\0\0\0WAVEfmt \x10\0\0\0\x01\0\x01\0", 24);
         unsigned vals[4] = {rate, rate * 2, 2u | (16u << 16), 0};
@@ -251,10 +252,12 @@ static void test_errors(void) {
         err = (vx_err){0};
         y = NULL;
         vocis_status st = vx_audio_read(gp, 24000, &y, &n, &err);
-        if (k) {
-            CHECK_MSG(st == VOCIS_OK && n == 4000 * 24, "%s", err.msg);
+        if (k % 2) {
+            CHECK_MSG(st == VOCIS_OK && n == (int64_t)ceil(4000.0 * 24000 / rate), "%u Hz: %s", rate, err.msg);
         } else {
-            CHECK_MSG(st == VOCIS_E_FORMAT && strstr(err.msg, "1 Hz") && y == NULL, "%s", err.msg);
+            char want[32];
+            snprintf(want, sizeof want, " %u Hz", rate);
+            CHECK_MSG(st == VOCIS_E_FORMAT && strstr(err.msg, want) && y == NULL, "%s", err.msg);
         }
         free(y);
     }

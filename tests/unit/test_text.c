@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/jsonfile.h"
 #include "testlib.h"
 #include "text/chatterbox_text.h"
 #include "text/tokenizer.h"
@@ -507,6 +508,29 @@ static void test_load_errors(void) {
     expect_load_error("no_model.json", "{\"normalizer\": null}", VOCIS_E_FORMAT, "model");
     expect_load_error("added_no_content.json", "{\"added_tokens\": [{\"id\": 5}], " MODEL_OK "}", VOCIS_E_FORMAT,
                       "added_tokens[0].content");
+
+    /* resource bounds: a far-off id would size the id table by it (16 M entries for a 60-byte file);
+     * nesting past cJSON's limit and a file over VX_JSON_MAX_BYTES fail before any parse */
+    expect_load_error("sparse_id.json",
+                      "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 16777215}, \"merges\": []}}",
+                      VOCIS_E_FORMAT, "id 16777215 is implausible for 2 tokens");
+    expect_load_error("sparse_added.json",
+                      "{\"added_tokens\": [{\"id\": 9000000, \"content\": \"<x>\"}], " MODEL_OK "}",
+                      VOCIS_E_FORMAT, "id 9000000 is implausible");
+    {
+        char deep[2 * 1200 + 16];
+        int k = 0;
+        for (int i = 0; i < 1200; i++) deep[k++] = '[';
+        for (int i = 0; i < 1200; i++) deep[k++] = ']';
+        deep[k] = '\0';
+        expect_load_error("deep.json", deep, VOCIS_E_FORMAT, "invalid JSON");
+        const char *big = write_temp("big.json", "{}");
+        CHECK(truncate(big, (off_t)VX_JSON_MAX_BYTES + 1) == 0);
+        vx_err_clear(&err);
+        t = (vx_tokenizer *)1;
+        CHECK(vx_tokenizer_load(big, &t, &err) == VOCIS_E_FORMAT && t == NULL);
+        CHECK_MSG(strstr(err.msg, "big.json: file is 67108865 bytes, more than the 67108864 allowed"), "%s", err.msg);
+    }
 
     /* a minimal valid file: no merges, no pre-tokenizer */
     const char *path = write_temp("minimal.json", "{" MODEL_OK "}");

@@ -38,7 +38,18 @@ static void test_bad_merges(void) {
     put(dir, "added_tokens.json", "[3]");
     CHECK(vx_turbo_tokenizer_load(dir, &tok, &max_len, &err) == VOCIS_E_FORMAT);
     CHECK(tok == NULL && strstr(err.msg, "not a JSON object"));
+    /* resource bounds: an id far past the vocabulary (it would size the id table), a merges.txt over
+     * VX_JSON_MAX_BYTES (refused from its size, before it is read) */
+    put(dir, "added_tokens.json", "{\"[x]\": 16000000}");
+    CHECK(vx_turbo_tokenizer_load(dir, &tok, &max_len, &err) == VOCIS_E_FORMAT);
+    CHECK_MSG(tok == NULL && strstr(err.msg, "id 16000000 is implausible for 4 tokens"), "%s", err.msg);
     put(dir, "added_tokens.json", "{}");
+    char mp[4200];
+    snprintf(mp, sizeof mp, "%s/merges.txt", dir);
+    CHECK(truncate(mp, (off_t)VX_JSON_MAX_BYTES + 1) == 0);
+    CHECK(vx_turbo_tokenizer_load(dir, &tok, &max_len, &err) == VOCIS_E_FORMAT);
+    CHECK_MSG(tok == NULL && strstr(err.msg, "merges.txt: file is 67108865 bytes, more than"), "%s", err.msg);
+    put(dir, "merges.txt", "a b\n");
     CHECK(vx_turbo_tokenizer_load(dir, &tok, &max_len, &err) == VOCIS_OK);
     CHECK(vx_tokenizer_token_id(tok, "ab") == 2);
     vx_tokenizer_free(tok);

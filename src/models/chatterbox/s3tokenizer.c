@@ -482,6 +482,15 @@ static vocis_status encode_pass(const vx_s3tok *t, const float *mel, int64_t fra
 
     /* FSQ (§7.3) */
     vx_linear(h, w.x, T, &t->proj, t->proj_b, nthreads);
+    /* NaN / infinite weights reach here as non-finite projections: refuse them (a NaN token index
+     * would be an undefined conversion and a garbage voice) */
+    for (int64_t i = 0; i < T * FSQ_DIM; i++)
+        if (!isfinite(h[i])) {
+            st = vx_fail(err, VOCIS_E_INVALID,
+                         "S3 speech tokenizer: non-finite activation at frame %lld (NaN or infinite weights?)",
+                         (long long)(i / FSQ_DIM));
+            goto done;
+        }
     for (int64_t i = 0; i < T; i++) {
         float tok = 0.0f, pw = 1.0f;
         for (int d = 0; d < FSQ_DIM; d++) {

@@ -461,6 +461,11 @@ vocis_status vx_ve_embed(const vx_ve *v, const float *wav, int64_t n, float *spe
             speaker_emb[j] = (float)(m / (double)N);
             ss += (double)speaker_emb[j] * speaker_emb[j];
         }
+        if (!isfinite(ss)) {
+            st = vx_fail(err, VOCIS_E_INVALID,
+                         "voice encoder: the speaker embedding is non-finite (NaN or infinite weights?)");
+            goto done;
+        }
         if (!(ss > 0)) {
             st = vx_fail(err, VOCIS_E_INVALID, "voice encoder: the speaker embedding is all zero (no usable speech?)");
             goto done;

@@ -241,12 +241,12 @@ static vocis_status entry_init(vx_rt_preset *p, vx_rt_entry *e, const char *wher
                                const vx_tensor *hid, const vx_tensor *k0, int n_layers, vx_err *err) {
     char s[128];
     if (!hid || hid->ndim != 3 || hid->shape[0] != 1 || hid->shape[1] < 1 || hid->shape[2] < 1 || !is_float_dt(hid->dtype))
-        return vx_fail(err, VOCIS_E_SHAPE, "%s: %s last_hidden_state has shape %s, expected float [1, T, H]", where,
-                       ename, hid ? vx_shape_str(hid, s, sizeof s) : "(missing)");
+        return vx_fail(err, VOCIS_E_SHAPE, "%s: %s last_hidden_state is %s %s, expected float [1, T, H]", where,
+                       ename, hid ? vx_dtype_name(hid->dtype) : "", hid ? vx_shape_str(hid, s, sizeof s) : "(missing)");
     if (n_layers < 1) return vx_fail(err, VOCIS_E_SHAPE, "%s: %s has no KV-cache layers", where, ename);
     if (!k0 || k0->ndim != 4 || k0->shape[0] != 1 || k0->shape[1] < 1 || k0->shape[3] < 1 || !is_float_dt(k0->dtype))
-        return vx_fail(err, VOCIS_E_SHAPE, "%s: %s key 0 has shape %s, expected float [1, kv_heads, T, head_dim]",
-                       where, ename, k0 ? vx_shape_str(k0, s, sizeof s) : "(missing)");
+        return vx_fail(err, VOCIS_E_SHAPE, "%s: %s key 0 is %s %s, expected float [1, kv_heads, T, head_dim]",
+                       where, ename, k0 ? vx_dtype_name(k0->dtype) : "", k0 ? vx_shape_str(k0, s, sizeof s) : "(missing)");
     if (!p->H) {
         p->H = hid->shape[2];
         p->kv_heads = (int)k0->shape[1];
@@ -276,8 +276,9 @@ static vocis_status kv_layer(const vx_rt_preset *p, vx_rt_entry *e, int l, int i
     snprintf(name, sizeof name, "%s %s %d", ename, is_v ? "value" : "key", l);
     if (!t || t->ndim != 4 || t->shape[0] != 1 || t->shape[1] != p->kv_heads || t->shape[2] != e->T ||
         t->shape[3] != p->head_dim || !is_float_dt(t->dtype))
-        return vx_fail(err, VOCIS_E_SHAPE, "%s: %s has shape %s, expected float [1, %d, %lld, %d]", where, name,
-                       t ? vx_shape_str(t, s, sizeof s) : "(missing)", p->kv_heads, (long long)e->T, p->head_dim);
+        return vx_fail(err, VOCIS_E_SHAPE, "%s: %s is %s %s, expected float [1, %d, %lld, %d]", where, name,
+                       t ? vx_dtype_name(t->dtype) : "", t ? vx_shape_str(t, s, sizeof s) : "(missing)", p->kv_heads,
+                       (long long)e->T, p->head_dim);
     const size_t per = (size_t)p->kv_heads * (size_t)e->T * (size_t)p->head_dim;
     return copy_finite(t, (is_v ? e->v : e->k) + (size_t)l * per, where, name, err);
 }
