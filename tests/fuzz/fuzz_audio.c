@@ -1,6 +1,7 @@
 /* libFuzzer target: arbitrary bytes as an audio file (any format libsndfile
  * reads) through vx_audio_read at 24 kHz, i.e. decoding, channel averaging
- * and soxr resampling. Run with a bounded -max_len (a few KiB).
+ * and soxr resampling, then through the head-only reader (first 0.1 s at
+ * 16 kHz). Run with a bounded -max_len (a few KiB).
  *
  * libsndfile is not instrumented, so the target reports what the file opened
  * as (container, codec, channels, rate, length, or the open error) as extra
@@ -76,6 +77,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else if (x || !e.msg[0]) {
         abort();
     }
+    free(x);
+    /* the head-only reader of voice cloning and conversion: at most max_seconds come back */
+    vx_audio_info info;
+    x = NULL;
+    if (vx_audio_read_head(mf.path, 16000, 0.1, &x, &n, &info, &e) == VOCIS_OK && (!x || n < 1 || n > 1600))
+        abort();
     free(x);
     return 0;
 }

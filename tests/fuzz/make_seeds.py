@@ -55,6 +55,23 @@ except ImportError:
     pass
 open(os.path.join(out, "torchzip", "conds.pt"), "wb").write(open(conds, "rb").read())
 
+def tensor_pkl(name, key, numel, size, stride):
+    """One state-dict entry: name -> _rebuild_tensor_v2(storage, 0, size, stride, False, OrderedDict())."""
+    u = lambda s: b"X" + struct.pack("<I", len(s)) + s.encode()
+    ints = lambda t: b"".join(b"K" + bytes([x]) for x in t) + {1: b"\x85", 2: b"\x86", 3: b"\x87"}[len(t)]
+    return (u(name) + b"ctorch._utils\n_rebuild_tensor_v2\n((" + u("storage") + b"ctorch\nFloatStorage\n" +
+            u(key) + u("cpu") + b"K" + bytes([numel]) + b"tQK\x00" + ints(size) + ints(stride) +
+            b"\x89ccollections\nOrderedDict\n)Rt" + b"R")
+
+# a two-tensor state dict in the layout of s3gen.pt / ve.pt (torch.save(module.state_dict()))
+with zipfile.ZipFile(os.path.join(out, "torchzip", "mini_state_dict.pt"), "w", zipfile.ZIP_STORED) as z:
+    z.writestr("mini/data.pkl", b"\x80\x02}(" + tensor_pkl("w", "0", 6, (2, 3), (3, 1)) +
+               tensor_pkl("b", "1", 3, (3,), (1,)) + b"u.")
+    z.writestr("mini/byteorder", b"little")
+    z.writestr("mini/data/0", struct.pack("<6f", *range(6)))
+    z.writestr("mini/data/1", struct.pack("<3f", 1, 2, 3))
+    z.writestr("mini/version", b"3\n")
+
 def put(d, name, data):
     open(os.path.join(out, d, name), "wb").write(data if isinstance(data, bytes) else data.encode())
 
