@@ -263,3 +263,15 @@ const float *vx_s3gen_stream_mel(const vx_s3gen_stream *s, int64_t *frames) {
     *frames = s->kept_frames;
     return s->kept_mel;
 }
+
+double vx_s3gen_stream_mel_snr_db(const vx_s3gen_stream *s, const float *whole, int64_t tm) {
+    if (!s->kept_mel || tm != s->kept_frames) return NAN;
+    double sig = 0, diff = 0;
+    for (int64_t t = 0; t < tm; t++)
+        for (int64_t ch = 0; ch < s->M; ch++) {
+            const double w = whole[ch * tm + t], e = s->kept_mel[t * s->M + ch] - w;
+            sig += w * w;
+            diff += e * e;
+        }
+    return diff > 0 ? 10.0 * log10(sig / diff) : INFINITY;
+}
