@@ -203,8 +203,9 @@ static vocis_status run_chunk(vx_s3gen_stream *s, int64_t n, int hold, vx_err *e
         st = emit(s, wav, tw, err);
         goto done;
     }
-    /* hold the last frames for the next chunk */
-    const int64_t keep_f = tin < VX_S3GEN_STREAM_MEL_CACHE ? tin : VX_S3GEN_STREAM_MEL_CACHE, ks = keep_f * VX_HIFT_HOP;
+    /* hold the last frames for the next chunk (at most half of a short first chunk, which then still speaks) */
+    const int64_t keep_f = tin / 2 < VX_S3GEN_STREAM_MEL_CACHE ? (tin + 1) / 2 : VX_S3GEN_STREAM_MEL_CACHE,
+                  ks = keep_f * VX_HIFT_HOP;
     for (int64_t ch = 0; ch < M; ch++) memcpy(s->cache_mel + ch * keep_f, in + ch * tin + tin - keep_f, sizeof(float) * (size_t)keep_f);
     memcpy(s->cache_src, src + tw - ks, sizeof(float) * (size_t)ks);
     memcpy(s->cache_speech, wav + tw - ks, sizeof(float) * (size_t)ks);
