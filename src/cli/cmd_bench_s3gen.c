@@ -491,41 +491,6 @@ static vocis_status speak_once(const speak_setup *q, int *raw, int *nvalid, doub
     return VOCIS_OK;
 }
 
-/* stream_mel_snr_db: the streamed mel frames against one whole-path flow run over the same tokens with the
- * same initial noise (the stream's): 10 log10(sum whole^2 / sum (stream - whole)^2). */
-static vocis_status stream_mel_snr(const speak_setup *q, vx_s3gen_stream *s, double *snr, vx_err *err) {
-    const acoustic *a = q->a;
-    const vx_s3gen_flow_dims *d = vx_s3gen_flow_get_dims(a->flow);
-    int64_t n, frames;
-    const int64_t *tokens = vx_s3gen_stream_token_list(s, &n);
-    vx_s3gen_stream_mel(s, &frames);
-    const int64_t L = d->up_stride * (a->np + n), S = d->up_stride * n, M = d->n_mels;
-    float *z = NULL, *noised = NULL, *mel = NULL;
-    int64_t tm = 0;
-    VX_TRY(vx_s3gen_stream_noise(s, L, &z, err));
-    vocis_status st;
-    if (d->meanflow) {
-        noised = malloc(sizeof(float) * (size_t)(S * M));
-        if (!noised) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-        for (int64_t c = 0; noised && c < M; c++) memcpy(noised + c * S, z + c * L + (L - S), sizeof(float) * (size_t)S);
-        const vx_meanflow_req rq = {.speech_tokens = tokens, .n = n, .prompt_tokens = a->prompt, .np = a->np,
-                                    .prompt_feat = a->prompt_feat, .tp = a->tp, .embedding = a->embedding,
-                                    .n_steps = q->steps, .noised_mels = noised, .z = z, .nthreads = q->threads};
-        st = noised ? vx_s3gen_meanflow_run(a->flow, &rq, &mel, &tm, err) : err->code;
-    } else {
-        const vx_s3gen_flow_req rq = {.speech_tokens = tokens, .n = n, .prompt_tokens = a->prompt, .np = a->np,
-                                      .prompt_feat = a->prompt_feat, .tp = a->tp, .embedding = a->embedding,
-                                      .n_steps = q->steps, .cfg_rate = 0.7f, .z = z, .nthreads = q->threads};
-        st = vx_s3gen_flow_run(a->flow, &rq, &mel, &tm, err);
-    }
-    if (!st && tm != frames)
-        st = vx_fail(err, VOCIS_E_INTERNAL, "streamed %lld mel frames, the whole path %lld", (long long)frames,
-                     (long long)tm);
-    if (!st) *snr = vx_s3gen_stream_mel_snr_db(s, mel, tm);
-    free(z), free(noised), free(mel);
-    return st;
-}
-
 int bench_speak(int argc, char **argv) {
     int synthetic = 0, threads = 0, reps = 3, stream = 0, stream_first = 0;
     float seconds = 4.0f, prompt_s = 10.0f;
@@ -631,7 +596,8 @@ int bench_speak(int argc, char **argv) {
         audio_s = v[3] / v[4];
         chunks = kept ? vx_s3gen_stream_chunks(kept) : 1;
     }
-    if (!st && kept) st = stream_mel_snr(&q, kept, &snr, &err);
+    /* stream_mel_snr_db: against the whole path over the same tokens with the same noise */
+    if (!st && kept) st = vx_s3gen_stream_whole_snr_db(kept, NULL, &snr, &err);
     vx_s3gen_stream_free(kept);
     acoustic_free(&a);
     if (gpt2) vx_t3_gpt2_free(&tg);

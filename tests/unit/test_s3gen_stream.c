@@ -11,7 +11,6 @@
 #include "models/chatterbox/config.h"
 #include "models/chatterbox/hift.h"
 #include "models/chatterbox/s3gen_flow.h"
-#include "models/chatterbox/s3gen_meanflow.h"
 #include "models/chatterbox/s3gen_stream.h"
 #include "models/chatterbox/turbo.h"
 #include "testlib.h"
@@ -35,36 +34,6 @@ static int sink(void *user, const float *wav, int64_t n) {
         if (!isfinite(wav[i])) return 1;
     l->samples += n;
     return ++l->pieces == l->cancel_at;
-}
-
-/* The whole-path flow over s's tokens, its initial noise that of `noise` (s itself, or another stream),
- * against s's emitted mel. */
-static double whole_snr(vx_s3gen_stream *s, vx_s3gen_stream *noise, const vx_s3gen_flow *f,
-                        const vx_s3gen_stream_cfg *c, vx_err *err) {
-    const vx_s3gen_flow_dims *d = vx_s3gen_flow_get_dims(f);
-    int64_t n, tm = 0;
-    const int64_t *tok = vx_s3gen_stream_token_list(s, &n);
-    const int64_t L = d->up_stride * (c->np + n), S = d->up_stride * n, M = d->n_mels;
-    float *z = NULL, *mel = NULL, *noised = malloc(sizeof(float) * (size_t)(S * M));
-    double snr = NAN;
-    if (!noised || vx_s3gen_stream_noise(noise, L, &z, err)) goto done;
-    for (int64_t ch = 0; ch < M; ch++) memcpy(noised + ch * S, z + ch * L + (L - S), sizeof(float) * (size_t)S);
-    vocis_status st;
-    if (d->meanflow) {
-        const vx_meanflow_req rq = {.speech_tokens = tok, .n = n, .prompt_tokens = c->prompt_tokens, .np = c->np,
-                                    .prompt_feat = c->prompt_feat, .tp = c->tp, .embedding = c->embedding,
-                                    .noised_mels = noised, .z = z, .nthreads = 2};
-        st = vx_s3gen_meanflow_run(f, &rq, &mel, &tm, err);
-    } else {
-        const vx_s3gen_flow_req rq = {.speech_tokens = tok, .n = n, .prompt_tokens = c->prompt_tokens, .np = c->np,
-                                      .prompt_feat = c->prompt_feat, .tp = c->tp, .embedding = c->embedding,
-                                      .cfg_rate = 0.7f, .z = z, .nthreads = 2};
-        st = vx_s3gen_flow_run(f, &rq, &mel, &tm, err);
-    }
-    if (!st) snr = vx_s3gen_stream_mel_snr_db(s, mel, tm);
-done:
-    free(z), free(mel), free(noised);
-    return snr;
 }
 
 static void check_flow(const char *dir, const char *name) {
@@ -117,14 +86,15 @@ static void check_flow(const char *dir, const char *name) {
         CHECK_MSG(log.samples == 2 * N * VX_HIFT_HOP && vx_s3gen_stream_samples(s) == log.samples,
                   "%s: %lld samples for %d tokens", file, (long long)log.samples, N);
         CHECK_MSG(log.pieces == 4, "%s: %d pieces", file, log.pieces);
-        const double snr = whole_snr(s, s, f, &c, &err);
+        double snr = NAN, snr_other = NAN;
+        CHECK(vx_s3gen_stream_whole_snr_db(s, NULL, &snr, &err) == VOCIS_OK);
         printf("%s: streamed vs whole mel SNR %.1f dB\n", file, snr);
         CHECK_MSG(snr >= MIN_MEL_SNR_DB, "%s: streamed vs whole mel SNR %.1f dB", file, snr);
         /* the threshold tells: the whole path with other noise is far from the stream */
         vx_s3gen_stream_cfg other = c;
         other.seed = 8;
         vx_s3gen_stream *o = NULL;
-        const double snr_other = vx_s3gen_stream_new(&other, &o, &err) ? NAN : whole_snr(s, o, f, &c, &err);
+        if (!vx_s3gen_stream_new(&other, &o, &err)) CHECK(vx_s3gen_stream_whole_snr_db(s, o, &snr_other, &err) == VOCIS_OK);
         vx_s3gen_stream_free(o);
         printf("%s: ... vs whole mel with other noise %.1f dB\n", file, snr_other);
         CHECK_MSG(snr_other < MIN_MEL_SNR_DB, "%s: other noise gives %.1f dB", file, snr_other);

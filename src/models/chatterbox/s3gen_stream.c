@@ -82,13 +82,15 @@ vocis_status vx_s3gen_stream_noise(vx_s3gen_stream *s, int64_t L, float **z, vx_
     return VOCIS_OK;
 }
 
-/* Flow over prompt + tokens[0, n): finalize=False when hold; mel [M][tm] channel-major. */
-static vocis_status flow_mel(vx_s3gen_stream *s, int64_t n, int hold, float **mel, int64_t *tm, vx_err *err) {
+/* Flow over prompt + tokens[0, n) of s with the initial noise of `noise` (s, or another stream):
+ * finalize=False when hold; mel [M][tm] channel-major. */
+static vocis_status flow_mel(vx_s3gen_stream *s, vx_s3gen_stream *noise, int64_t n, int hold, float **mel,
+                             int64_t *tm, vx_err *err) {
     const vx_s3gen_stream_cfg *c = &s->c;
     const vx_s3gen_flow_dims *d = vx_s3gen_flow_get_dims(c->flow);
     const int64_t L = d->up_stride * (c->np + n) - (hold ? s->held : 0), S = L - d->up_stride * c->np;
     float *z = NULL, *noised = NULL;
-    VX_TRY(vx_s3gen_stream_noise(s, L, &z, err));
+    VX_TRY(vx_s3gen_stream_noise(noise, L, &z, err));
     vocis_status st;
     const double t0 = vx_now_s();
     if (d->meanflow) { /* the speech part of z is noised_mels: hand both from the same frames */
@@ -168,7 +170,7 @@ static vocis_status run_chunk(vx_s3gen_stream *s, int64_t n, int hold, vx_err *e
     const int64_t M = s->M;
     float *mel = NULL, *in = NULL, *wav = NULL, *src = NULL;
     int64_t tm = 0;
-    VX_TRY(flow_mel(s, n, hold, &mel, &tm, err));
+    VX_TRY(flow_mel(s, s, n, hold, &mel, &tm, err));
     vocis_status st = VOCIS_OK;
     const int64_t fresh = tm - s->mel_done;
     if (fresh <= 0) goto done; /* nothing new (cannot happen with the hop schedule; kept safe) */
@@ -265,14 +267,26 @@ const float *vx_s3gen_stream_mel(const vx_s3gen_stream *s, int64_t *frames) {
     return s->kept_mel;
 }
 
-double vx_s3gen_stream_mel_snr_db(const vx_s3gen_stream *s, const float *whole, int64_t tm) {
-    if (!s->kept_mel || tm != s->kept_frames) return NAN;
+vocis_status vx_s3gen_stream_whole_snr_db(vx_s3gen_stream *s, vx_s3gen_stream *noise, double *snr, vx_err *err) {
+    *snr = NAN;
+    if (!s->kept_mel) return vx_fail(err, VOCIS_E_ARG, "streaming: the mel was not kept (keep_mel)");
+    float *whole = NULL;
+    int64_t tm = 0;
+    double t_flow = s->t_flow; /* not the stream's own work */
+    vocis_status st = flow_mel(s, noise ? noise : s, s->n, 0, &whole, &tm, err);
+    s->t_flow = t_flow;
+    if (st) return st;
+    if (tm != s->kept_frames)
+        st = vx_fail(err, VOCIS_E_INTERNAL, "streamed %lld mel frames, the whole path %lld", (long long)s->kept_frames,
+                     (long long)tm);
     double sig = 0, diff = 0;
-    for (int64_t t = 0; t < tm; t++)
+    for (int64_t t = 0; !st && t < tm; t++)
         for (int64_t ch = 0; ch < s->M; ch++) {
             const double w = whole[ch * tm + t], e = s->kept_mel[t * s->M + ch] - w;
             sig += w * w;
             diff += e * e;
         }
-    return diff > 0 ? 10.0 * log10(sig / diff) : INFINITY;
+    if (!st) *snr = diff > 0 ? 10.0 * log10(sig / diff) : INFINITY;
+    free(whole);
+    return st;
 }

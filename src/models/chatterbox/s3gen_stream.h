@@ -76,11 +76,12 @@ void vx_s3gen_stream_times(const vx_s3gen_stream *s, double *t_flow, double *t_h
 const int64_t *vx_s3gen_stream_token_list(const vx_s3gen_stream *s, int64_t *n);
 /* cfg.keep_mel: the emitted mel frames, time-major [*frames][n_mels]; NULL otherwise. */
 const float *vx_s3gen_stream_mel(const vx_s3gen_stream *s, int64_t *frames);
-/* cfg.keep_mel: 10 log10(sum whole^2 / sum (kept - whole)^2) over the emitted frames against a whole-path
- * mel [n_mels][tm] (channel-major, as the flow returns it) of the same tokens; NAN when the frame counts differ. */
-double vx_s3gen_stream_mel_snr_db(const vx_s3gen_stream *s, const float *whole, int64_t tm);
+/* After finish, cfg.keep_mel: one whole-path flow run (finalize=True) over the stream's tokens with the
+ * initial noise of `noise` (NULL: the stream's own, i.e. the same noise), and *snr = 10 log10(sum
+ * whole^2 / sum (streamed - whole)^2) over all mel frames. */
+vocis_status vx_s3gen_stream_whole_snr_db(vx_s3gen_stream *s, vx_s3gen_stream *noise, double *snr, vx_err *err);
 /* The stream's initial noise of the first L frames (prompt included), channel-major [n_mels][L]
- * as the flow's z: what a whole-path flow run needs to see the same noise (comparisons). */
+ * as the flow's z (frames not drawn yet are drawn now). */
 vocis_status vx_s3gen_stream_noise(vx_s3gen_stream *s, int64_t L, float **z, vx_err *err);
 
 #endif
