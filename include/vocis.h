@@ -266,7 +266,9 @@ typedef struct vocis_speak_options {
      * with upstream's streaming parts (flow finalize=False, HiFT cache_source, crossfaded
      * chunk joins), and on_audio gets each piece at once; VOCIS_STREAM_AUTO: the family's
      * default n. Same sample count as the path without, not the same samples (the flow of
-     * early frames sees less context, the noise is drawn per frame). Ignored by VibeVoice. */
+     * early frames sees less context, the noise is drawn per frame). on_audio then runs from
+     * T3's token callback: with concurrent calls on one model it may run on another caller's
+     * thread, as on_progress may, and T3 waits while a piece is made. Ignored by VibeVoice. */
     int stream_tokens;
 } vocis_speak_options;
 enum { VOCIS_STREAM_AUTO = -1 };
