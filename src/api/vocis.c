@@ -800,7 +800,6 @@ static int report(speak_ctx *c, const char *stage, int step, int n_steps) {
 
 static int on_t3_token(void *user, int step, int32_t tok) {
     speak_ctx *c = user;
-    (void)tok;
     c->p.speech_tokens = c->speech_before + step + 1;
     if (c->stream && vx_s3gen_stream_push(c->stream, tok, &c->stream_err)) return 1;
     return report(c, "t3", step + 1, c->o->t3.max_new_tokens);

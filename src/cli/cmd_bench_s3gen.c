@@ -463,7 +463,6 @@ static vocis_status speak_once(const speak_setup *q, int *raw, int *nvalid, doub
         vx_s3gen_stream_times(b.s, &at.flow, &at.hift);
         at.samples = vx_s3gen_stream_samples(b.s);
     } else if (!st) {
-        const double t_t3 = vx_now_s() - t0;
         clean = malloc(sizeof(int64_t) * (size_t)(nt + 3));
         if (!clean) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
         if (!st && q->tg) {
@@ -474,7 +473,6 @@ static vocis_status speak_once(const speak_setup *q, int *raw, int *nvalid, doub
         }
         *nvalid = nt;
         if (!st) st = acoustic_run(q->a, tok64, topup_tokens(q, clean, nt, tok64), q->steps, &rng, q->threads, &at, err);
-        (void)t_t3;
     }
     const double total = vx_now_s() - t0;
     free(toks), free(tok64), free(clean);
