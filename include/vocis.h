@@ -260,7 +260,18 @@ typedef struct vocis_speak_options {
      * (script lines joined or skipped, a voice cut to its first 600 s, characters the tokenizer
      * cannot represent, labels removed, ...); NULL = silent. */
     void (*on_warning)(void *user, const char *msg);
+    /* Chatterbox (all T3 families): speech while T3 is still generating. 0 (default) = off: each
+     * text chunk's audio is made once its tokens are all drawn (upstream's path). n > 0: S3Gen
+     * runs every time enough tokens are there (first after n, then doubling chunks up to 100),
+     * with upstream's streaming parts (flow finalize=False, HiFT cache_source, crossfaded
+     * chunk joins), and on_audio gets each piece at once; VOCIS_STREAM_AUTO: the family's
+     * default n. Same sample count as the path without, not the same samples (the flow of
+     * early frames sees less context, the noise is drawn per frame). on_audio then runs from
+     * T3's token callback: with concurrent calls on one model it may run on another caller's
+     * thread, as on_progress may, and T3 waits while a piece is made. Ignored by VibeVoice. */
+    int stream_tokens;
 } vocis_speak_options;
+enum { VOCIS_STREAM_AUTO = -1 };
 
 void vocis_speak_options_default(vocis_speak_options *o);
 /* The defaults for model m: as vocis_speak_options_default, except on

@@ -147,6 +147,35 @@ void vx_api_t3_engine_free(vocis_model *m);
 void vx_api_warn(const vocis_speak_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A warn callback (vx_vv_warn_fn shape) whose user is the const vocis_speak_options *. */
 void vx_api_warn_cb(void *opts, const char *msg);
+/* The audio of vocis_speak's text chunks joined with a crossfade (chunk_join.c). */
+typedef struct vx_join {
+    float *acc;             /* samples made and not dropped: all of them when keep_all */
+    size_t nacc, emitted;   /* acc[0, emitted) went to on_audio */
+    size_t total;           /* samples made */
+    size_t xfade;           /* crossfade between chunks (samples) */
+    int keep_all, chunk, last, first_piece;
+    const vocis_speak_options *o;
+    vx_err failed; /* an error of vx_join_add inside a stream's sink */
+} vx_join;
+void vx_join_init(vx_join *j, size_t xfade, int keep_all, const vocis_speak_options *o);
+/* Chunk k starts (last: no chunk follows it). */
+void vx_join_begin(vx_join *j, int k, int last);
+/* A piece of the current chunk's audio; what is final goes to o->on_audio. */
+vocis_status vx_join_add(vx_join *j, const float *x, size_t n, vx_err *err);
+void vx_join_free(vx_join *j);
+/* Streamed Chatterbox speech (speak_stream.c): a vx_s3gen_stream for one text chunk whose
+ * audio goes to j; its tokens come from T3's callback (vx_s3gen_stream_push). */
+struct vx_s3gen_stream;
+vocis_status vx_api_stream_begin(vocis_model *m, const vx_cb_conds *v, const vocis_speak_options *o,
+                                 const vx_rng *rng, vx_join *j, struct vx_s3gen_stream **out);
+/* After T3: the final flush (Turbo's silence tokens, Multilingual's cut of the last token). */
+vocis_status vx_api_stream_end(vocis_model *m, struct vx_s3gen_stream *s, vx_err *err);
+/* First chunk's tokens for vocis_speak_options.stream_tokens (VOCIS_STREAM_AUTO: the family's default). */
+int vx_api_stream_first_tokens(const vocis_model *m, int stream_tokens);
+/* T3 of Turbo / Nano on the text's ids (vocis_turbo.c): all sampled tokens. */
+vocis_status vx_api_turbo_generate_ids(vocis_model *m, const vx_cb_conds *v, const int32_t *ids, size_t nids,
+                                       const vocis_t3_options *o, int (*on_token)(void *, int, int32_t), void *user,
+                                       vx_rng *rng, int32_t **toks, int *nt);
 /* vocis_speak for a VibeVoice model (vocis_vv.c). */
 vocis_status vx_api_vv_speak(vocis_model *m, const vocis_voice *voice, const char *text,
                              const vocis_speak_options *opts, vocis_audio *out);

@@ -25,6 +25,7 @@
 #include "models/chatterbox/mtl.h"
 #include "text/mtl_text.h"
 #include "models/chatterbox/s3gen_flow.h"
+#include "models/chatterbox/s3gen_stream.h"
 #include "models/chatterbox/t3.h"
 #include "models/vibevoice/generate.h"
 #include "nn/prefix_cache.h"
@@ -772,6 +773,9 @@ typedef struct speak_ctx {
     vocis_progress p;
     int speech_before; /* speech tokens of the chunks before this one */
     vx_tok_unknown unknown; /* over all chunks; warned about as they appear */
+    vx_join *join;          /* the audio of the chunks so far */
+    struct vx_s3gen_stream *stream; /* stream_tokens: this chunk's streamed S3Gen, fed per T3 token */
+    vx_err stream_err;      /* its failure inside the T3 callback (which may run on another thread) */
 } speak_ctx;
 
 /* Tokenizes a chunk, warning about characters that the vocabulary lacks (new ones only). */
@@ -796,9 +800,33 @@ static int report(speak_ctx *c, const char *stage, int step, int n_steps) {
 
 static int on_t3_token(void *user, int step, int32_t tok) {
     speak_ctx *c = user;
-    (void)tok;
     c->p.speech_tokens = c->speech_before + step + 1;
+    if (c->stream && vx_s3gen_stream_push(c->stream, tok, &c->stream_err)) return 1;
     return report(c, "t3", step + 1, c->o->t3.max_new_tokens);
+}
+
+/* A T3 that stopped for the stream's sake reports the stream's error. */
+static vocis_status t3_status(speak_ctx *c, vocis_status st) {
+    const vx_err *why = c->join->failed.code ? &c->join->failed : &c->stream_err; /* the sink's own error first */
+    if (!st || !why->code) return st;
+    *vx_api_err(c->m) = *why;
+    return why->code;
+}
+
+/* stream_tokens: T3 has drawn all tokens (n of them valid); the stream emits the rest. */
+static vocis_status finish_stream(speak_ctx *c, const char *text, int n) {
+    vx_err *err = vx_api_err(c->m);
+    if (n == 0 && !c->m->turbo) /* Turbo / Nano still speak their 3 silence tokens */
+        return vx_fail(err, VOCIS_E_ARG, "T3 produced no speech tokens for \"%.60s\"", text);
+    if (report(c, "s3gen", 0, 1)) return vx_fail(err, VOCIS_E_CANCELLED, "synthesis cancelled");
+    vocis_status st = vx_api_stream_end(c->m, c->stream, err);
+    if (st == VOCIS_E_CANCELLED && c->join->failed.code) {
+        *err = c->join->failed;
+        st = err->code;
+    }
+    if (!st && (report(c, "s3gen", 1, 1) || report(c, "hift", 0, 1) || report(c, "hift", 1, 1)))
+        st = vx_fail(err, VOCIS_E_CANCELLED, "synthesis cancelled");
+    return st;
 }
 
 /* One chunk of text -> trimmed/faded 24 kHz audio (upstream's generate()). */
@@ -813,9 +841,17 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
         size_t nids;
         VX_TRY(vx_api_turbo_tokenize(m, text, &ids, &nids));
         c->p.text_tokens += (int)nids; /* counted before T3 runs: the chunk's T3 progress reports are its last */
-        vocis_status st = vx_api_turbo_speak_chunk(m, v, ids, nids, o,
-                                                   c->o->cfm_steps == 10 ? 2 : c->o->cfm_steps, on_t3_token, c, rng,
-                                                   wav, nwav);
+        vocis_status st;
+        if (c->stream) {
+            int32_t *toks = NULL;
+            int nt = 0;
+            st = t3_status(c, vx_api_turbo_generate_ids(m, v, ids, nids, o, on_t3_token, c, rng, &toks, &nt));
+            free(toks);
+            if (!st) st = finish_stream(c, text, (int)vx_s3gen_stream_tokens(c->stream));
+        } else {
+            st = vx_api_turbo_speak_chunk(m, v, ids, nids, o, c->o->cfm_steps == 10 ? 2 : c->o->cfm_steps,
+                                          on_t3_token, c, rng, wav, nwav);
+        }
         free(ids);
         return st;
     }
@@ -831,7 +867,11 @@ static vocis_status speak_chunk(speak_ctx *c, const vx_cb_conds *v, const char *
     if (st == VOCIS_OK) st = tokenize_chunk(c, text, &ids, &nids);
     if (st) goto done;
     c->p.text_tokens += (int)nids;
-    if ((st = vx_api_t3_generate(m, &cond, ids, (int)nids, &s, rng, &toks, &nt, err))) goto done;
+    if ((st = t3_status(c, vx_api_t3_generate(m, &cond, ids, (int)nids, &s, rng, &toks, &nt, err)))) goto done;
+    if (c->stream) {
+        st = finish_stream(c, text, (int)vx_s3gen_stream_tokens(c->stream));
+        goto done;
+    }
     nt = m->mtl ? vx_api_mtl_clean_tokens(m, toks, nt) : vx_t3_clean_tokens(&m->t3, toks, nt);
     if (nt == 0) {
         st = vx_fail(err, VOCIS_E_ARG, "T3 produced no speech tokens for \"%.60s\"", text);
@@ -888,6 +928,8 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     else vocis_speak_options_default(&o);
     if (o.cfm_steps < 1 || o.cfm_steps > 1000) return vx_fail(err, VOCIS_E_ARG, "cfm steps must be in [1, 1000]");
     if (!(o.crossfade_ms >= 0) || o.crossfade_ms > 1000) return vx_fail(err, VOCIS_E_ARG, "crossfade must be in [0, 1000] ms");
+    if (o.stream_tokens < VOCIS_STREAM_AUTO || o.stream_tokens > 1000)
+        return vx_fail(err, VOCIS_E_ARG, "stream tokens must be in [1, 1000] (0 = off, -1 = the model's default)");
     VX_TRY(vx_api_load_s3gen(m));
 
     vocis_voice *own = NULL;
@@ -897,8 +939,8 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     }
     const vx_cb_conds *v = &voice->conds;
     vx_chunks chunks = {0};
-    float *acc = NULL;
-    size_t nacc = 0, emitted = 0, total = 0; /* total: samples made (acc holds them all unless out is NULL) */
+    vx_join join;
+    vx_join_init(&join, (size_t)(o.crossfade_ms * 1e-3f * VX_HIFT_SR), out != NULL, &o);
     vocis_status st = check_voice_handle(m, voice);
     if (st) goto done;
     if (!v->has_gen) {
@@ -913,59 +955,33 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     }
     vx_rng rng;
     vx_api_seed_rng(&rng, &o.t3);
-    speak_ctx c = {.m = m, .o = &o, .p = {.n_chunks = chunks.n}};
-    const size_t xfade = (size_t)(o.crossfade_ms * 1e-3f * VX_HIFT_SR);
+    speak_ctx c = {.m = m, .o = &o, .p = {.n_chunks = chunks.n}, .join = &join};
     for (int k = 0; k < chunks.n; k++) {
         c.p.chunk = k;
+        vx_join_begin(&join, k, k + 1 == chunks.n);
+        if (o.stream_tokens && (st = vx_api_stream_begin(m, v, &o, &rng, &join, &c.stream))) goto done;
         float *wav = NULL;
         int64_t nw = 0;
         /* one sentence chunk at a time; single-chunk text takes exactly upstream's path */
-        if ((st = speak_chunk(&c, v, chunks.n == 1 ? text : chunks.text[k], &rng, &wav, &nw))) goto done;
-        size_t ov = k == 0 ? 0 : xfade;
-        if (ov > nacc - emitted) ov = nacc - emitted;
-        if (ov > (size_t)nw) ov = (size_t)nw;
-        float *na = realloc(acc, sizeof(float) * (nacc + (size_t)nw - ov));
-        if (!na) {
-            free(wav);
-            st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-            goto done;
-        }
-        acc = na;
-        for (size_t i = 0; i < ov; i++) { /* linear crossfade over the previous chunk's tail */
-            float w = ((float)i + 0.5f) / (float)ov;
-            acc[nacc - ov + i] = acc[nacc - ov + i] * (1.0f - w) + wav[i] * w;
-        }
-        memcpy(acc + nacc, wav + ov, sizeof(float) * ((size_t)nw - ov));
-        nacc += (size_t)nw - ov;
-        total += (size_t)nw - ov;
+        st = speak_chunk(&c, v, chunks.n == 1 ? text : chunks.text[k], &rng, &wav, &nw);
+        vx_s3gen_stream_free(c.stream);
+        c.stream = NULL;
+        if (!st && !o.stream_tokens) st = vx_join_add(&join, wav, (size_t)nw, err);
         free(wav);
-        /* everything but the tail that the next chunk may fade into is final */
-        size_t final = k + 1 < chunks.n ? (nacc > xfade ? nacc - xfade : 0) : nacc;
-        if (o.on_audio && final > emitted) {
-            if (o.on_audio(o.user, acc + emitted, final - emitted, VX_HIFT_SR)) {
-                st = vx_fail(err, VOCIS_E_CANCELLED, "synthesis cancelled");
-                goto done;
-            }
-            emitted = final;
-        }
-        if (!out) { /* only on_audio wants the audio: keep just the tail the next chunk fades into */
-            memmove(acc, acc + emitted, sizeof(float) * (nacc - emitted));
-            nacc -= emitted;
-            emitted = 0;
-        }
+        if (st) goto done;
     }
-    if (total == 0) {
+    if (join.total == 0) {
         st = vx_fail(err, VOCIS_E_INVALID, "the synthesis produced no audio (try another seed or a longer text)");
         goto done;
     }
     if (out) {
-        out->samples = acc;
-        out->n = nacc;
+        out->samples = join.acc;
+        out->n = join.nacc;
         out->sample_rate = VX_HIFT_SR;
-        acc = NULL;
+        join.acc = NULL;
     }
 done:
-    free(acc);
+    vx_join_free(&join);
     vx_chunks_free(&chunks);
     vocis_voice_free(own);
     return st;

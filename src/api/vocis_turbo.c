@@ -78,6 +78,12 @@ static vocis_status generate(vocis_model *m, const vx_cb_conds *c, const int32_t
                                vx_api_err(m));
 }
 
+vocis_status vx_api_turbo_generate_ids(vocis_model *m, const vx_cb_conds *v, const int32_t *ids, size_t nids,
+                                       const vocis_t3_options *o, int (*on_token)(void *, int, int32_t), void *user,
+                                       vx_rng *rng, int32_t **toks, int *nt) {
+    return generate(m, v, ids, nids, o, on_token, user, rng, toks, nt);
+}
+
 vocis_status vx_api_turbo_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text,
                                       const vocis_t3_options *o, int32_t **tokens, size_t *n) {
     int32_t *ids = NULL;

@@ -22,6 +22,7 @@
 #include "models/chatterbox/s3tokenizer.h"
 #include "models/chatterbox/s3gen_flow.h"
 #include "models/chatterbox/s3gen_meanflow.h"
+#include "models/chatterbox/s3gen_stream.h"
 #include "models/chatterbox/t3.h"
 #include "models/chatterbox/t3_gpt2.h"
 #include "models/chatterbox/t3_batch.h"
@@ -357,15 +358,15 @@ int bench_s3gen(int argc, char **argv) {
 /* Turbo / Nano T3 on the bench's fixed request: the voice's 375 prompt tokens (a 15 s
  * reference), 40 text tokens, upstream generate()'s sampling defaults; `want` draws (the
  * caller disables the stop token). */
-static vocis_status speak_t3_gpt2(const vx_t3_gpt2 *t, int want, int speculate, vx_rng *rng, int threads,
-                                  int32_t **toks, int *nt, vx_err *err) {
+static vocis_status speak_t3_gpt2(const vx_t3_gpt2 *t, int want, int speculate, int (*on_token)(void *, int, int32_t),
+                                  void *user, vx_rng *rng, int threads, int32_t **toks, int *nt, vx_err *err) {
     enum { TEXT = 40, PROMPT = 375 };
     float *spk = calloc((size_t)t->speaker_dim, sizeof(float));
     int64_t prompt[PROMPT];
     int32_t text[TEXT];
     if (!spk) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     bench_t3_request(spk, t->speaker_dim, prompt, PROMPT, text, TEXT, -1, -1);
-    const vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, want - 1, 0, NULL, NULL, NULL, speculate};
+    const vx_turbo_sampling s = {0.8f, 1000, 0.95f, 1.2f, want - 1, 0, on_token, user, NULL, speculate};
     vocis_status st = vx_t3_gpt2_generate(t, spk, prompt, PROMPT, text, TEXT, &s, rng, threads, toks, nt, err);
     free(spk);
     return st;
@@ -373,8 +374,8 @@ static vocis_status speak_t3_gpt2(const vx_t3_gpt2 *t, int want, int speculate, 
 
 /* English / Multilingual T3 on the bench's fixed request: the built-in voice's 150 T3 prompt
  * tokens, 40 text tokens with start/stop, CFG pair; `want` draws (stop token disabled). */
-static vocis_status speak_t3(const vx_t3 *t3, int want, int speculate, vx_rng *rng, int threads, int32_t **toks,
-                             int *nt, vx_err *err) {
+static vocis_status speak_t3(const vx_t3 *t3, int want, int speculate, int (*on_token)(void *, int, int32_t),
+                             void *user, vx_rng *rng, int threads, int32_t **toks, int *nt, vx_err *err) {
     enum { TEXT = 40, T3_PROMPT = 150 };
     float *spk = calloc((size_t)t3->speaker_dim, sizeof(float));
     int64_t t3_prompt[T3_PROMPT];
@@ -383,20 +384,122 @@ static vocis_status speak_t3(const vx_t3 *t3, int want, int speculate, vx_rng *r
     bench_t3_request(spk, t3->speaker_dim, t3_prompt, T3_PROMPT, text, TEXT + 2, t3->cfg.start_text_token,
                      t3->cfg.stop_text_token);
     const vx_t3_cond c = {spk, t3_prompt, T3_PROMPT, 0.5f};
-    const vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, NULL, NULL, speculate};
+    const vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, on_token, user, speculate};
     vocis_status st = vx_t3_generate(t3, &c, text, TEXT + 2, &s, rng, threads, toks, nt, err);
     free(spk);
     return st;
 }
 
+/* The bench's streamed acoustic half: T3's tokens go into a vx_s3gen_stream as they are drawn;
+ * the first piece of audio marks first_audio. */
+typedef struct bench_stream {
+    vx_s3gen_stream *s;
+    double t0, first; /* call start; first audio (s after t0, < 0 until it comes) */
+    vx_err err;
+} bench_stream;
+
+static int bench_stream_sink(void *user, const float *wav, int64_t n) {
+    bench_stream *b = user;
+    (void)wav, (void)n;
+    if (b->first < 0) b->first = vx_now_s() - b->t0;
+    return 0;
+}
+
+static int bench_stream_token(void *user, int step, int32_t tok) {
+    bench_stream *b = user;
+    (void)step;
+    return vx_s3gen_stream_push(b->s, tok, &b->err) != VOCIS_OK;
+}
+
+/* One end-to-end run; v[] receives t3, s3gen, hift, total, rtf, first_audio (s). stream_first > 0:
+ * the streamed path, whose stream is left in *kept (for the mel comparison). */
+typedef struct speak_setup {
+    const vx_t3 *t3;
+    const vx_t3_gpt2 *tg;
+    const acoustic *a;
+    int want, speculate, steps, threads, stream_first;
+} speak_setup;
+
+/* Random weights emit special tokens at random: keep the valid ones (upstream's post-processing) and top
+ * the list up to `want` so that the acoustic half always renders `seconds` of audio (+ Turbo's silence). */
+static int64_t topup_tokens(const speak_setup *q, const int64_t *valid, int64_t nvalid, int64_t *out) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < q->want; i++) out[n++] = i < nvalid ? valid[i] : (i * 577 + 11) % 6561;
+    for (int i = 0; q->tg && i < 3; i++) out[n++] = VX_S3GEN_SIL;
+    return n;
+}
+
+static vocis_status speak_once(const speak_setup *q, int *raw, int *nvalid, double *v, vx_s3gen_stream **kept,
+                               vx_err *err) {
+    vx_rng rng;
+    vx_rng_seed(&rng, 0);
+    int32_t *toks = NULL;
+    int64_t *tok64 = malloc(sizeof(int64_t) * (size_t)(q->want + 3)), *clean = NULL;
+    bench_stream b = {.first = -1};
+    int nt = 0;
+    vocis_status st = tok64 ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    if (!st && q->stream_first > 0) {
+        const vx_s3gen_stream_cfg cfg = {.flow = q->a->flow, .hift = q->a->hift, .prompt_tokens = q->a->prompt,
+                                         .np = q->a->np, .prompt_feat = q->a->prompt_feat, .tp = q->a->tp,
+                                         .embedding = q->a->embedding, .cfm_steps = q->steps,
+                                         .first_tokens = q->stream_first, .valid_below = 6561, .seed = 1,
+                                         .nthreads = q->threads, .keep_mel = 1, .sink = bench_stream_sink,
+                                         .user = &b};
+        st = vx_s3gen_stream_new(&cfg, &b.s, err);
+    }
+    int (*on_token)(void *, int, int32_t) = b.s ? bench_stream_token : NULL;
+    const double t0 = b.t0 = vx_now_s();
+    if (!st) st = q->tg ? speak_t3_gpt2(q->tg, q->want, q->speculate, on_token, &b, &rng, q->threads, &toks, &nt, err)
+                        : speak_t3(q->t3, q->want, q->speculate, on_token, &b, &rng, q->threads, &toks, &nt, err);
+    if (st && b.err.code) *err = b.err;
+    *raw = nt;
+    acoustic_times at = {0};
+    if (!st && b.s) { /* the stream took the valid tokens; the top-up and the silence are its tail */
+        int64_t n_in;
+        const int64_t *in = vx_s3gen_stream_token_list(b.s, &n_in);
+        const int64_t ns = topup_tokens(q, in, n_in, tok64);
+        *nvalid = (int)n_in;
+        st = vx_s3gen_stream_finish(b.s, tok64 + n_in, (int)(ns - n_in), -1, err);
+        vx_s3gen_stream_times(b.s, &at.flow, &at.hift);
+        at.samples = vx_s3gen_stream_samples(b.s);
+    } else if (!st) {
+        clean = malloc(sizeof(int64_t) * (size_t)(nt + 3));
+        if (!clean) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+        if (!st && q->tg) {
+            nt = vx_turbo_clean_tokens(q->tg, toks, nt, clean) - 3; /* the 3 silence tokens are appended below */
+        } else if (!st) {
+            nt = vx_t3_clean_tokens(q->t3, toks, nt);
+            for (int i = 0; i < nt; i++) clean[i] = toks[i];
+        }
+        *nvalid = nt;
+        if (!st) st = acoustic_run(q->a, tok64, topup_tokens(q, clean, nt, tok64), q->steps, &rng, q->threads, &at, err);
+    }
+    const double total = vx_now_s() - t0;
+    free(toks), free(tok64), free(clean);
+    if (st) {
+        vx_s3gen_stream_free(b.s);
+        return st;
+    }
+    /* the whole path's audio is there once HiFT is done; T3 is the rest of the wall time */
+    const double out[6] = {total - at.flow - at.hift, at.flow, at.hift, total,
+                           total / ((double)at.samples / VX_HIFT_SR), b.s ? b.first : total};
+    memcpy(v, out, sizeof out);
+    vx_s3gen_stream_free(*kept);
+    *kept = b.s;
+    return VOCIS_OK;
+}
+
 int bench_speak(int argc, char **argv) {
-    int synthetic = 0, threads = 0, reps = 3;
+    int synthetic = 0, threads = 0, reps = 3, stream = 0, stream_first = 0;
     float seconds = 4.0f, prompt_s = 10.0f;
     const char *dtype = "f32", *precision = NULL, *variant_s = NULL, *speculate_s = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions (required)", 0, -1},
         {"--variant", CLI_STR, &variant_s, BENCH_VARIANT_HELP, 0, -1},
         {"--speculate", CLI_STR, &speculate_s, CLI_SPECULATE_HELP, 0, -1},
+        {"--stream", CLI_FLAG, &stream, "the streamed path (vocis speak --stream): S3Gen every few T3 tokens", 0, -1},
+        {"--stream-first", CLI_INT, &stream_first, "with --stream: tokens before the first chunk (25; turbo/nano 10)",
+         1, 1000},
         {"--seconds", CLI_FLOAT, &seconds, "generated audio in seconds: T3 makes 25 tokens each (4)", 0.04, 160},
         {"--prompt-seconds", CLI_FLOAT, &prompt_s, "S3Gen voice prompt in seconds (10)", 0, 600},
         {"--dtype", CLI_STR, &dtype, "stored T3 weight dtype: f32 (default, as released), bf16, f16 (the flow is f32)",
@@ -407,13 +510,17 @@ int bench_speak(int argc, char **argv) {
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench speak --synthetic [--variant english|mtl|turbo|nano] [--seconds S]\n"
-                      "                         [--reps N] [--threads N] [--precision MODE]\n\n"
+                      "                         [--stream [--stream-first N]] [--reps N] [--threads N]\n"
+                      "                         [--precision MODE]\n\n"
                       "End-to-end Chatterbox on random weights at the release's dimensions: T3 generates\n"
                       "25 speech tokens per second of audio (English/Multilingual: a CFG pair per token; the\n"
                       "stop token is disabled), then the S3Gen flow (10 Euler steps) and HiFT. Turbo/Nano:\n"
                       "the GPT-2 T3 (batch 1, 375 voice prompt tokens), 3 silence tokens appended as upstream,\n"
-                      "then the MeanFlow flow (2 steps) and HiFT. rtf = total time / generated audio length.\n"
-                      "Each figure is the median of --reps runs (same seed), followed by (min, max, n).");
+                      "then the MeanFlow flow (2 steps) and HiFT. rtf = total time / generated audio length;\n"
+                      "first_audio_ms = from the call to the first audio (the voice prefix already cached by an\n"
+                      "untimed first run). --stream: S3Gen runs while T3 generates (t3 = total - s3gen - hift);\n"
+                      "stream_mel_snr_db compares its mel with a whole-path flow run over the same tokens and\n"
+                      "noise. Each figure is the median of --reps runs (same seed), followed by (min, max, n).");
     if (r) return r == 1 ? 0 : 2;
     int prec;
     if ((r = bench_common_args(synthetic, &threads, precision, &prec))) return r;
@@ -423,8 +530,10 @@ int bench_speak(int argc, char **argv) {
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench", "--dtype must be bf16, f16 or f32"), 2;
     const int variant = bench_parse_variant(variant_s);
     if (variant < 0) return cli_error("bench", "--variant must be english, mtl, turbo or nano"), 2;
+    if (stream_first && !stream) return cli_error("bench", "--stream-first needs --stream"), 2;
     const int gpt2 = variant == BENCH_TURBO || variant == BENCH_NANO, steps = gpt2 ? 2 : 10;
     const int want = (int)lround((double)seconds * TOKENS_PER_S) > 0 ? (int)lround((double)seconds * TOKENS_PER_S) : 1;
+    if (stream && !stream_first) stream_first = gpt2 ? 10 : 25; /* vocis speak --stream's defaults */
 
     vx_err err = {0};
     vx_t3 t3 = {0};
@@ -435,6 +544,7 @@ int bench_speak(int argc, char **argv) {
     if (gpt2) {
         st = vx_t3_gpt2_synthetic(&tg, variant == BENCH_NANO, dt, vx_precision_resolve(prec), 1234, &err);
         if (!st) tg.cfg.stop_speech_token = -1; /* exactly `want` draws */
+        if (!st) st = vx_t3_gpt2_set_voice_cache(&tg, (size_t)256 << 20, &err);
     } else {
         vx_cb_config cfg;
         vx_cb_config_default(&cfg);
@@ -444,6 +554,7 @@ int bench_speak(int argc, char **argv) {
         if (!st && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
         else vx_weights_close(w);
         if (!st) t3.cfg.stop_speech_token = -1; /* exactly `want` draws */
+        if (!st) st = vx_t3_set_voice_cache(&t3, (size_t)256 << 20, &err);
     }
     if (st) return cli_error("bench", "%s", err.msg);
     if ((st = acoustic_new(&a, VX_F32, prec, prompt_s, gpt2, &err))) {
@@ -459,49 +570,33 @@ int bench_speak(int argc, char **argv) {
            vx_dtype_name(vx_precision_resolve(prec) == VX_PREC_EXACT ? VX_F32 : VX_BF16),
            vx_dtype_name(computed_dtype(VX_F32, prec)), a.hift->bf16 ? "bf16" : "f32");
     printf("speculate: %s (T3 self-speculative decoding; the tokens are plain decoding's)\n", vx_spec_name(speculate));
+    if (stream) printf("stream: first chunk after %d tokens, then doubling up to %d\n", stream_first,
+                       VX_S3GEN_STREAM_MAX_HOP);
+    else printf("stream: off (audio once the whole chunk's tokens are drawn)\n");
     printf("load: %.2f s\n", t_load);
     note_blas_env();
     fflush(stdout);
 
-    enum { NV = 5 }; /* t3, s3gen, hift, total, rtf per repetition */
+    enum { NV = 6 }; /* t3, s3gen, hift, total, rtf, first audio per repetition */
     double *tv = calloc((size_t)NV * (size_t)reps, sizeof(double));
     if (!tv) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
-    int raw = 0, nt = 0;
+    int raw = 0, nt = 0, chunks = 0;
     const int ns = gpt2 ? want + 3 : want; /* Turbo/Nano: + 3 silence tokens (4299) */
-    acoustic_times at = {0};
-    for (int rep = 0; rep < reps && !st; rep++) {
-        vx_rng rng;
-        vx_rng_seed(&rng, 0);
-        int32_t *toks = NULL;
-        int64_t *tok64 = NULL;
-        const double t1 = vx_now_s();
-        st = gpt2 ? speak_t3_gpt2(&tg, want, speculate, &rng, threads, &toks, &nt, &err)
-                  : speak_t3(&t3, want, speculate, &rng, threads, &toks, &nt, &err);
-        const double t_t3 = vx_now_s() - t1;
-        raw = nt;
-        if (!st) {
-            /* Random weights emit special tokens at random: keep the valid ones (upstream's post-processing) and
-             * top the list up to `want` so that the acoustic half always renders `seconds` of audio. */
-            int64_t *clean = malloc(sizeof(int64_t) * (size_t)(nt + 3));
-            tok64 = malloc(sizeof(int64_t) * (size_t)ns);
-            if (!tok64 || !clean) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
-            if (!st && gpt2) {
-                nt = vx_turbo_clean_tokens(&tg, toks, nt, clean) - 3; /* the 3 silence tokens are appended below */
-            } else if (!st) {
-                nt = vx_t3_clean_tokens(&t3, toks, nt);
-                for (int i = 0; i < nt; i++) clean[i] = toks[i];
-            }
-            for (int i = 0; !st && i < want; i++) tok64[i] = i < nt ? clean[i] : (i * 577 + 11) % 6561;
-            for (int i = want; !st && i < ns; i++) tok64[i] = VX_S3GEN_SIL;
-            free(clean);
-        }
-        if (!st) st = acoustic_run(&a, tok64, ns, steps, &rng, threads, &at, &err);
-        free(toks), free(tok64);
-        if (st) break;
-        const double total = t_t3 + at.flow + at.hift, v[NV] = {t_t3, at.flow, at.hift, total,
-                                                                  total / ((double)at.samples / VX_HIFT_SR)};
+    const speak_setup q = {gpt2 ? NULL : &t3, gpt2 ? &tg : NULL, &a, want, speculate, steps, threads,
+                           stream ? stream_first : 0};
+    vx_s3gen_stream *kept = NULL;
+    double audio_s = 0, snr = 0;
+    for (int rep = -1; rep < reps && !st; rep++) { /* run -1: untimed, caches the voice prefix */
+        double v[NV];
+        st = speak_once(&q, &raw, &nt, v, &kept, &err);
+        if (st || rep < 0) continue;
         for (int k = 0; k < NV; k++) tv[(size_t)k * reps + rep] = v[k];
+        audio_s = v[3] / v[4];
+        chunks = kept ? vx_s3gen_stream_chunks(kept) : 1;
     }
+    /* stream_mel_snr_db: against the whole path over the same tokens with the same noise */
+    if (!st && kept) st = vx_s3gen_stream_whole_snr_db(kept, NULL, &snr, &err);
+    vx_s3gen_stream_free(kept);
     acoustic_free(&a);
     if (gpt2) vx_t3_gpt2_free(&tg);
     else vx_t3_free(&t3);
@@ -510,12 +605,14 @@ int bench_speak(int argc, char **argv) {
         return cli_error("bench", "%s", err.msg);
     }
     printf("t3_tokens: %d (%d sampled, %d valid; %d speech tokens to S3Gen)\n", want, raw, nt, ns);
-    printf("audio: %.2f s\n", (double)at.samples / VX_HIFT_SR);
+    printf("audio: %.2f s in %d chunk%s\n", audio_s, chunks, chunks == 1 ? "" : "s");
+    bench_print_stats("first_audio_ms", tv + 5 * reps, reps, 1e3, 0, "ms", "call to the first audio, voice cached");
     bench_print_stats("t3", tv, reps, 1, 2, "s", NULL);
-    bench_print_stats("s3gen", tv + reps, reps, 1, 2, "s", "%d steps", steps);
+    bench_print_stats("s3gen", tv + reps, reps, 1, 2, "s", "%d steps%s", steps, stream ? ", all chunks" : "");
     bench_print_stats("hift", tv + 2 * reps, reps, 1, 2, "s", NULL);
     bench_print_stats("total", tv + 3 * reps, reps, 1, 2, "s", NULL);
     bench_print_stats("rtf", tv + 4 * reps, reps, 1, 3, "", "total / audio");
+    if (stream) printf("stream_mel_snr_db: %.1f dB (streamed mel vs the whole path's, same tokens and noise)\n", snr);
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
     free(tv);
     return 0;

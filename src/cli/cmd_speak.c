@@ -242,7 +242,7 @@ int cmd_speak(int argc, char **argv) {
     vocis_speak_options o;
     vocis_speak_options_default(&o);
     o.vv.cfg_scale = NAN, o.vv.diffusion_steps = 0; /* the model's defaults, filled in after open */
-    int stream_text = 0, chapters = 0;
+    int stream_text = 0, chapters = 0, stream = 0, stream_first = 0;
     uint64_t seed = UINT64_MAX;
     int threads = 0;
     float exaggeration = NAN;
@@ -289,6 +289,12 @@ int cmd_speak(int argc, char **argv) {
         {"--voice-cache-mb", CLI_INT, &voice_cache_mb, CLI_VOICE_CACHE_HELP, -1, 1 << 20},
         {"--stream-text", CLI_FLAG, &stream_text,
          "VibeVoice-Realtime: read the text (stdin or --text-file) as it arrives and speak it meanwhile", 0, -1},
+        {"--stream", CLI_FLAG, &stream,
+         "Chatterbox: audio while T3 is still generating (S3Gen every few tokens, upstream's streaming "
+         "parts); the same length as without, not the same samples", 0, -1},
+        {"--stream-first", CLI_INT, &stream_first,
+         "with --stream: speech tokens before the first audio (English/Multilingual 25, Turbo/Nano 10; "
+         "later chunks double up to 100)", 1, 1000},
         {"--chapters", CLI_FLAG, &chapters,
          "one file per chapter (a '# Title' or 'Chapter N' line, or a form feed, starts one): -o book.wav "
          "writes book-01.wav, book-02.wav, ...", 0, -1},
@@ -302,7 +308,11 @@ int cmd_speak(int argc, char **argv) {
                       "synthesised with the same voice and joined with a 40 ms crossfade.\n\n"
                       "VibeVoice (1.5B / 7B): the text is a script of \"Speaker N: ...\" lines (plain text is\n"
                       "Speaker 1) and each speaker gets a --voice recording, in order; upstream's generate()\n"
-                      "with greedy tokens, DPM-Solver++ diffusion and CFG; -o - streams each 133 ms frame.");
+                      "with greedy tokens, DPM-Solver++ diffusion and CFG; -o - streams each 133 ms frame.\n\n"
+                      "--stream (Chatterbox): the first audio comes after --stream-first speech tokens, while\n"
+                      "T3 goes on; S3Gen re-runs over the tokens so far (flow finalize=False, HiFT with the\n"
+                      "cached source, crossfaded joins), as upstream's streaming token2wav. Not\n"
+                      "sample-identical to the path without it (same length); -o - writes each piece at once.");
     if (r) return r == 1 ? 0 : 2;
     if (!model) return cli_error("speak", "--model DIR is required"), 2;
     int prec;
@@ -318,6 +328,9 @@ int cmd_speak(int argc, char **argv) {
                          stream_text ? "--stream-text" : "-o -"), 2;
     ui.raw_stdout = !strcmp(out, "-");
     ui.f32 = !strcmp(format, "f32");
+    if (stream_first && !stream) return cli_error("speak", "--stream-first needs --stream"), 2;
+    if (stream && stream_text) return cli_error("speak", "--stream is for Chatterbox, --stream-text for VibeVoice-Realtime: not both"), 2;
+    o.stream_tokens = stream ? (stream_first ? stream_first : VOCIS_STREAM_AUTO) : 0;
     o.t3.seed = cli_seed(seed);
     if (text_file && !strcmp(text_file, "-")) text_file = NULL; /* stdin */
     o.t3.exaggeration = exaggeration;

@@ -229,7 +229,7 @@ int vx_srv_parse_speech(const char *body, size_t len, int max_chars, vx_speech_r
     r->seed = -1;
     r->temperature = r->exaggeration = r->cfg_weight = r->cfg_scale = NAN;
     r->min_p = r->top_p = r->repetition_penalty = NAN;
-    r->diffusion_steps = r->cfm_steps = r->max_new_tokens = r->top_k = -1;
+    r->diffusion_steps = r->cfm_steps = r->max_new_tokens = r->top_k = r->stream_tokens = -1;
     if (!body || len == 0) {
         vx_srv_seterr(e, 400, "invalid_json", NULL, "the request body is empty: send a JSON object");
         return -1;
@@ -306,6 +306,8 @@ int vx_srv_parse_speech(const char *body, size_t len, int max_chars, vx_speech_r
             goto out;
         }
     }
+    if ((g = get_num(root, "stream_tokens", 0, 1000, 1, &v, e)) < 0) goto out;
+    if (g) r->stream_tokens = (int)v;
     if ((g = get_num(root, "speed", 0.25, 4.0, 0, &v, e)) < 0) goto out;
     if (g) {
         r->speed = v;

@@ -380,7 +380,10 @@ static void run_speak(job *j) {
         if (r->diffusion_steps > 0) o.vv.diffusion_steps = r->diffusion_steps;
         if (r->cfm_steps > 0) o.cfm_steps = r->cfm_steps;
         o.on_progress = on_progress;
-        if (r->stream) o.on_audio = on_audio;
+        if (r->stream) { /* Chatterbox: audio while T3 generates (stream_tokens 0: the whole-chunk path) */
+            o.on_audio = on_audio;
+            o.stream_tokens = r->stream_tokens < 0 ? VOCIS_STREAM_AUTO : r->stream_tokens;
+        }
         o.on_warning = on_warning;
         o.user = j;
         st = j->script_voice

@@ -96,6 +96,8 @@ typedef struct vx_speech_req {
     float temperature, exaggeration, cfg_weight, cfg_scale, min_p, top_p, repetition_penalty;
     int diffusion_steps, cfm_steps, max_new_tokens, top_k;
     char language[16];    /* Chatterbox-Multilingual: a language code; "" = none */
+    int stream_tokens;    /* Chatterbox with stream_format: speech tokens before the first audio (0 = the
+                             whole-chunk path, sample-identical to a file response); -1 = the model's default */
 } vx_speech_req;
 
 /* Parses and validates a speech request (max_chars = longest input).

@@ -85,6 +85,11 @@ class Binding(unittest.TestCase):
             s, _ = self.m.speak(TEXT, seed=5, speculate=k, max_tokens=60, cfm_steps=2)
             self.assertTrue(np.array_equal(s, cli_f32("--text", TEXT, "--seed", "5", "--max-tokens", "60",
                                                       "--cfm-steps", "2", "--speculate", "off")), k)
+        # streamed speech (stream_tokens = --stream --stream-first): the CLI's samples, the unstreamed length
+        st, _ = self.m.speak(TEXT, seed=5, stream_tokens=4, max_tokens=60, cfm_steps=2)
+        self.assertTrue(np.array_equal(st, cli_f32("--text", TEXT, "--seed", "5", "--max-tokens", "60", "--cfm-steps",
+                                                   "2", "--stream", "--stream-first", "4")))
+        self.assertEqual(len(st), len(s))
 
     def test_precision_same_as_cli(self):
         h = subprocess.run([VOCIS_CLI, "speak", "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -40,15 +40,16 @@ req "speech pcm" 200 "" "${A[@]}" "$S" -d '{"input":"Hello world, this is vocis.
 cp "$SCRATCH/body" "$SCRATCH/pcm"
 tail -c +45 "$SCRATCH/ref.wav" | cmp -s - "$SCRATCH/pcm" && ok "pcm = the WAV's samples" || bad "pcm differs"
 
-# ---- streaming: chunked audio bytes and SSE events carry the same samples
+# ---- streaming: chunked audio bytes and SSE events carry the same samples (stream_tokens 0: the
+# whole-chunk path; by default Chatterbox streams while T3 generates, checked below)
 LONGTXT=$(printf 'Hello world, this is vocis streaming one sentence after another. %.0s' 1 2 3 4 5 6 7 8) # > 300 chars: several chunks
 curl -s -N --max-time 60 "${A[@]}" "$S" -o "$SCRATCH/stream.wav" -D "$SCRATCH/hdr" \
-    -d "{\"input\":\"$LONGTXT\",\"seed\":3,\"response_format\":\"wav\",\"stream_format\":\"audio\"}"
+    -d "{\"input\":\"$LONGTXT\",\"seed\":3,\"response_format\":\"wav\",\"stream_format\":\"audio\",\"stream_tokens\":0}"
 grep -qi '^transfer-encoding: chunked' "$SCRATCH/hdr" && ok "stream_format audio is chunked" || bad "not chunked: $(cat "$SCRATCH/hdr")"
 curl -s --max-time 60 "${A[@]}" "$S" -o "$SCRATCH/whole.wav" -d "{\"input\":\"$LONGTXT\",\"seed\":3,\"response_format\":\"wav\"}"
 cmp -s <(tail -c +45 "$SCRATCH/stream.wav") <(tail -c +45 "$SCRATCH/whole.wav") && ok "streamed WAV samples = whole WAV" || bad "streamed WAV differs"
 curl -s -N --max-time 60 "${A[@]}" "$S" -o "$SCRATCH/sse" -D "$SCRATCH/hdr" \
-    -d "{\"input\":\"$LONGTXT\",\"seed\":3,\"response_format\":\"pcm\",\"stream_format\":\"sse\"}"
+    -d "{\"input\":\"$LONGTXT\",\"seed\":3,\"response_format\":\"pcm\",\"stream_format\":\"sse\",\"stream_tokens\":0}"
 grep -qi '^content-type: text/event-stream' "$SCRATCH/hdr" || bad "SSE content type: $(cat "$SCRATCH/hdr")"
 nd=$(grep -c '^data: {"type":"speech.audio.delta","audio":"' "$SCRATCH/sse")
 tail -n 2 "$SCRATCH/sse" | grep -q '^data: {"type":"speech.audio.done"' || bad "no speech.audio.done event last"
@@ -56,6 +57,19 @@ grep '^data: {"type":"speech.audio.delta"' "$SCRATCH/sse" | sed 's/.*"audio":"\(
     printf '%s' "$b" | base64 -d; done >"$SCRATCH/sse.pcm"
 cmp -s "$SCRATCH/sse.pcm" <(tail -c +45 "$SCRATCH/whole.wav") && ok "SSE: $nd delta events decode to the WAV's samples" \
     || bad "SSE audio differs ($nd deltas)"
+# the default streamed path (one text chunk, same seed: the same T3 tokens): the whole response's length
+# (one 480-sample hop of slack), in several deltas, the first before T3 is done
+ONETXT="Hello world, this is vocis streaming while the speech tokens are still being drawn."
+curl -s --max-time 60 "${A[@]}" "$S" -o "$SCRATCH/one.pcm" -d "{\"input\":\"$ONETXT\",\"seed\":3,\"response_format\":\"pcm\"}"
+curl -s -N --max-time 60 "${A[@]}" "$S" -o "$SCRATCH/one.sse" \
+    -d "{\"input\":\"$ONETXT\",\"seed\":3,\"response_format\":\"pcm\",\"stream_format\":\"sse\",\"stream_tokens\":4}"
+nd=$(grep -c '^data: {"type":"speech.audio.delta","audio":"' "$SCRATCH/one.sse")
+grep '^data: {"type":"speech.audio.delta"' "$SCRATCH/one.sse" | sed 's/.*"audio":"\([^"]*\)".*/\1/' | while read -r b; do
+    printf '%s' "$b" | base64 -d; done >"$SCRATCH/one_sse.pcm"
+w=$(stat -c %s "$SCRATCH/one.pcm") s=$(stat -c %s "$SCRATCH/one_sse.pcm")
+[ "$w" -gt 0 ] && [ $((w > s ? w - s : s - w)) -le 960 ] && [ "$nd" -gt 1 ] \
+    && ok "streamed SSE (stream_tokens 4): $nd deltas, $s bytes (whole: $w)" || bad "streamed SSE: $nd deltas, $s bytes, whole $w"
+req "stream_tokens -2" 400 invalid_value "${A[@]}" "$S" -d '{"input": "hi", "stream_format": "sse", "stream_tokens": -2}'
 
 # ---- 8 concurrent seeded requests = 8 sequential ones
 for i in 1 2 3 4 5 6 7 8; do

@@ -56,6 +56,9 @@ try {
   await page.waitForFunction(() => window.__vocis.done || window.__vocis.error, { timeout: 60000 });
   const st = await page.evaluate(() => window.__vocis);
   st.error ? bad("speak: " + st.error) : ok(`received ${st.bytes} bytes in ${st.chunks} chunk(s)`);
+  /* Chatterbox streams while T3 generates: the first piece plays before the last arrives */
+  st.chunks > 1 && Number.isInteger(st.first_ms) ? ok(`first audio after ${st.first_ms} ms, ${st.chunks} chunks`)
+                                                 : bad(`streamed in ${st.chunks} chunk(s), first_ms ${st.first_ms}`);
   await page.waitForFunction(() => window.__vocis.played >= window.__vocis.chunks && window.__vocis.chunks > 0,
                              { timeout: 30000 }).then(() => ok("every chunk was played"), () => bad("audio not played"));
   (await page.$eval("#download", (a) => !a.hidden && a.href.startsWith("blob:"))) ? ok("download link ready") : bad("no download link");

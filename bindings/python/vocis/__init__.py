@@ -143,6 +143,8 @@ KNOBS = {
                     "VibeVoice: speak a script too long for the context in sessions split at speaker turns"),
     "chunk_chars": ("max_chunk_chars", int, 0, 1000000, "split longer text into sentence chunks (300; 0 = never)"),
     "crossfade_ms": ("crossfade_ms", float, 0, 1000, "overlap when joining chunks (40 ms)"),
+    "stream_tokens": ("stream_tokens", int, -1, 1000,
+                      "Chatterbox: audio while T3 generates, first after N tokens (0 = off, -1 = the model's default)"),
 }
 _T3_KNOBS = ("temperature", "cfg_weight", "exaggeration", "min_p", "top_p", "top_k", "repetition_penalty",
              "max_tokens", "greedy", "language", "speculate")

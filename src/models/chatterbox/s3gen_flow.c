@@ -270,6 +270,8 @@ void vx_s3gen_flow_free(vx_s3gen_flow *f) {
 
 const vx_s3gen_flow_dims *vx_s3gen_flow_get_dims(const vx_s3gen_flow *f) { return &f->d; }
 
+int64_t vx_s3gen_flow_held_frames(const vx_s3gen_flow *f) { return f->d.lookahead * f->d.up_stride; }
+
 void vx_s3gen_flow_dims_real(vx_s3gen_flow_dims *d) {
     *d = (vx_s3gen_flow_dims){.vocab = 6561, .input_size = 512, .enc_dim = 512, .enc_heads = 8, .enc_ffn = 2048,
                               .n_enc = 6, .n_up = 4, .lookahead = 3, .up_stride = 2, .n_mels = 80, .spk_dim = 192,
@@ -484,7 +486,8 @@ vocis_status vx_s3gen_flow_run(const vx_s3gen_flow *f, const vx_s3gen_flow_req *
     float cfg_rate = rq->cfg_rate >= 0.0f ? rq->cfg_rate : 0.7f;
     if (!rq->z && !rq->rng) return vx_fail(err, VOCIS_E_ARG, "s3gen flow: neither initial noise nor a generator");
     const int nth = rq->nthreads > 0 ? rq->nthreads : 1;
-    const int64_t T = rq->np + rq->n, L = d->up_stride * T, M = d->n_mels, E = d->enc_dim;
+    const int64_t T = rq->np + rq->n, Lenc = d->up_stride * T, M = d->n_mels, E = d->enc_dim;
+    const int64_t L = Lenc - (rq->hold_lookahead ? vx_s3gen_flow_held_frames(f) : 0); /* frames after the hold */
     if (rq->tp >= L)
         return vx_fail(err, VOCIS_E_ARG,
                        "s3gen flow: prompt mel has %lld frames, not fewer than the %lld frames of prompt + speech "
@@ -530,14 +533,14 @@ vocis_status vx_s3gen_flow_run(const vx_s3gen_flow *f, const vx_s3gen_flow_req *
         if (dbg) TRY(dbg_put(dbg, "spks", VX_DIMS(1, M), spk2, err));
     }
 
-    /* 2. encoder: tokens [T] → h [L][E] → μ [L][n_mels] (row 0 of the pair; row 1 zeros) */
-    ALLOC(h, L * E, "encoder output");
+    /* 2. encoder: tokens [T] → h [Lenc][E] → (held frames dropped) μ [L][n_mels] (row 0 of the pair; row 1 zeros) */
+    ALLOC(h, Lenc * E, "encoder output");
     if (dbg) ALLOC(emb, T * d->input_size, "token embeddings");
     double t_enc0 = vx_now_s();
     TRY(vx_s3gen_encoder_forward(f, tokens, T, h, emb, nth, err));
     if (dbg) {
         TRY(dbg_put(dbg, "token_emb_masked_input", VX_DIMS(1, T, d->input_size), emb, err));
-        TRY(dbg_put(dbg, "encoder_out", VX_DIMS(1, L, E), h, err));
+        TRY(dbg_put(dbg, "encoder_out", VX_DIMS(1, Lenc, E), h, err));
     }
     ALLOC(mu2, 2 * L * M, "mu");
     vx_linear(mu2, h, L, &f->encoder_proj.w, f->encoder_proj.b, nth);

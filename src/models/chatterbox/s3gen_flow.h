@@ -64,6 +64,8 @@ vocis_status vx_s3gen_flow_synthetic_weights(const vx_s3gen_flow_dims *d, vx_dty
                                              vx_weights **out, vx_err *err);
 void vx_s3gen_flow_free(vx_s3gen_flow *f);
 const vx_s3gen_flow_dims *vx_s3gen_flow_get_dims(const vx_s3gen_flow *f);
+/* Frames of μ that finalize=False drops at the end: pre_lookahead_len · token_mel_ratio (3 · 2). */
+int64_t vx_s3gen_flow_held_frames(const vx_s3gen_flow *f);
 
 /* One token → mel request. */
 typedef struct vx_s3gen_flow_req {
@@ -82,10 +84,14 @@ typedef struct vx_s3gen_flow_req {
     vx_st_writer *debug;          /* NULL, or receives intermediates under golden names (10_s3gen_flow) */
     double *t_encoder;            /* NULL, or receives the encoder + μ projection wall time (s) */
     double *t_steps;              /* NULL, or receives the total wall time of the n_steps estimator steps (s) */
+    /* upstream's finalize=False (streaming): the encoder output of the last lookahead tokens, which
+     * looked ahead into padding, is dropped (lookahead·up_stride frames) before μ; z is then
+     * [n_mels][L − lookahead·up_stride]. 0 = finalize=True (the whole utterance). */
+    int hold_lookahead;
 } vx_s3gen_flow_req;
 
 /* mel: malloc'd [n_mels][tm] (channel-major, like upstream's (1, 80, Tm)),
- * tm = L − tp. The caller frees *mel. */
+ * tm = L − tp (minus the held lookahead frames). The caller frees *mel. */
 vocis_status vx_s3gen_flow_run(const vx_s3gen_flow *f, const vx_s3gen_flow_req *req, float **mel, int64_t *tm,
                                vx_err *err);
 

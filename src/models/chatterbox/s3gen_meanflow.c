@@ -40,7 +40,9 @@ vocis_status vx_s3gen_meanflow_run(const vx_s3gen_flow *f, const vx_meanflow_req
         return vx_fail(err, VOCIS_E_ARG, "s3gen flow: neither the noise nor a generator");
     const int steps = rq->n_steps > 0 ? rq->n_steps : 2;
     const int nth = rq->nthreads > 0 ? rq->nthreads : 1;
-    const int64_t T = rq->np + rq->n, L = d->up_stride * T, M = d->n_mels, E = d->enc_dim, S = d->up_stride * rq->n;
+    const int64_t held = rq->hold_lookahead ? vx_s3gen_flow_held_frames(f) : 0; /* finalize=False */
+    const int64_t T = rq->np + rq->n, Lenc = d->up_stride * T, L = Lenc - held, M = d->n_mels, E = d->enc_dim,
+                  S = d->up_stride * rq->n - held;
     for (int64_t i = 0; i < rq->n; i++)
         if (rq->speech_tokens[i] < 0 || rq->speech_tokens[i] >= d->vocab)
             return vx_fail(err, VOCIS_E_ARG, "s3gen flow: speech token %lld outside [0, %lld)",
@@ -49,7 +51,7 @@ vocis_status vx_s3gen_meanflow_run(const vx_s3gen_flow *f, const vx_meanflow_req
         if (rq->prompt_tokens[i] < 0 || rq->prompt_tokens[i] >= d->vocab)
             return vx_fail(err, VOCIS_E_ARG, "s3gen flow: prompt token %lld outside [0, %lld)",
                            (long long)rq->prompt_tokens[i], (long long)d->vocab);
-    if (rq->tp >= L)
+    if (rq->tp >= L || S < 1)
         return vx_fail(err, VOCIS_E_ARG, "s3gen flow: prompt mel of %lld frames is not shorter than the %lld frames "
                        "of prompt + speech tokens", (long long)rq->tp, (long long)L);
     vx_st_writer *dbg = rq->debug;
@@ -90,13 +92,13 @@ vocis_status vx_s3gen_meanflow_run(const vx_s3gen_flow *f, const vx_meanflow_req
         vx_linear(spk, tmp, 1, &f->spk_affine.w, f->spk_affine.b, 1);
     }
     if (dbg) TRY(put(dbg, "spks", VX_DIMS(1, M), spk, err));
-    ALLOC(h, L * E);
+    ALLOC(h, Lenc * E);
     if (dbg) ALLOC(emb, T * d->input_size);
     const double t_enc0 = vx_now_s();
     TRY(vx_s3gen_encoder_forward(f, tokens, T, h, emb, nth, err));
     if (dbg) {
         TRY(put(dbg, "token_emb_masked_input", VX_DIMS(1, T, d->input_size), emb, err));
-        TRY(put(dbg, "encoder_out", VX_DIMS(1, L, E), h, err));
+        TRY(put(dbg, "encoder_out", VX_DIMS(1, Lenc, E), h, err));
     }
     ALLOC(mu, L * M);
     vx_linear(mu, h, L, &f->encoder_proj.w, f->encoder_proj.b, nth);

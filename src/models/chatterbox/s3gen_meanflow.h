@@ -26,9 +26,11 @@ typedef struct vx_meanflow_req {
     vx_st_writer *debug;          /* 10_s3gen_flow golden names */
     double *t_encoder;            /* optional: receives the encoder + mu projection wall time (s) */
     double *t_steps;              /* optional: receives the wall time of the n_steps estimator steps (s) */
+    int hold_lookahead;           /* finalize=False as in vx_s3gen_flow_req: noised_mels [n_mels][2 n − held],
+                                     z [n_mels][L − held], held = vx_s3gen_flow_held_frames */
 } vx_meanflow_req;
 
-/* mel: malloc'd [n_mels][tm], tm = L - tp. */
+/* mel: malloc'd [n_mels][tm], tm = L - tp (- held frames). */
 vocis_status vx_s3gen_meanflow_run(const vx_s3gen_flow *f, const vx_meanflow_req *rq, float **mel, int64_t *tm,
                                    vx_err *err);
 
