@@ -260,7 +260,27 @@ typedef struct vocis_speak_options {
      * (script lines joined or skipped, a voice cut to its first 600 s, characters the tokenizer
      * cannot represent, labels removed, ...); NULL = silent. */
     void (*on_warning)(void *user, const char *msg);
+    /* Resumable long jobs (NULL = none): see vocis_checkpoint_options. */
+    const struct vocis_checkpoint_options *checkpoint;
 } vocis_speak_options;
+
+/* A job that can be killed and resumed (Chatterbox text of several chunks, with out == NULL so
+ * that its audio goes to on_audio). path: after each chunk, once every_s seconds of audio (0 =
+ * 60) were emitted since the last one, the whole generation state (chunk, random stream,
+ * crossfade tail, counters) is written there atomically. resume_path: the state to continue
+ * from; it must be of the same model files and the same job (text, voice, seed, every option
+ * that changes the audio), else VOCIS_E_ARG; a damaged / truncated / foreign file or another
+ * format version is VOCIS_E_FORMAT; nothing reaches on_audio before it is accepted.
+ * on_checkpoint(user, samples, resuming): resuming 1 before generation continues (the caller's
+ * output must then hold exactly the first `samples` samples of the run); resuming 0 just before
+ * a checkpoint at `samples` samples is saved (make the output durable, e.g. fsync). Non-zero
+ * fails the call. The audio is then sample-identical to one uninterrupted run. */
+typedef struct vocis_checkpoint_options {
+    const char *path;
+    double every_s;
+    const char *resume_path;
+    int (*on_checkpoint)(void *user, int64_t samples, int resuming);
+} vocis_checkpoint_options;
 
 void vocis_speak_options_default(vocis_speak_options *o);
 /* The defaults for model m: as vocis_speak_options_default, except on

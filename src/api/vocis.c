@@ -35,6 +35,7 @@
 #include "models/chatterbox/turbo.h"
 
 #include "api/internal.h"
+#include "api/job_checkpoint.h"
 #include "nn/prefix_cache.h"
 #include "api/limits.h"
 
@@ -877,6 +878,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
         return vx_fail(err, VOCIS_E_UNSUPPORTED, "this model cannot speak (no Chatterbox T3)");
     VX_TRY(check_text(m, text));
     if (m->vv || m->rt) { /* these keep their audio anyway: out NULL only drops it at the end */
+        if (m->rt) VX_TRY(vx_api_refuse_checkpoint(m, opts, "VibeVoice-Realtime"));
         vocis_audio kept;
         vocis_status st = m->vv ? vx_api_vv_speak(m, voice, text, opts, out ? out : &kept)
                                 : vx_api_rt_speak(m, voice, text, opts, out ? out : &kept);
@@ -915,7 +917,18 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     vx_api_seed_rng(&rng, &o.t3);
     speak_ctx c = {.m = m, .o = &o, .p = {.n_chunks = chunks.n}};
     const size_t xfade = (size_t)(o.crossfade_ms * 1e-3f * VX_HIFT_SR);
-    for (int k = 0; k < chunks.n; k++) {
+    vx_job_ckpt jc;
+    vx_cb_job_state js = {.n_chunks = chunks.n};
+    if ((st = vx_api_cb_job_ckpt_init(m, v, text, &o, out != NULL, &jc))) goto done;
+    if ((st = vx_api_cb_job_ckpt_resume(m, &jc, chunks.n, &js, &acc))) goto done;
+    if (acc) { /* continue where the checkpoint was taken: its random stream, tail and counters */
+        rng = js.rng;
+        nacc = js.ntail;
+        total = (size_t)js.total;
+        c.p.text_tokens = js.text_tokens;
+        c.p.speech_tokens = js.speech_tokens;
+    }
+    for (int k = js.next_chunk; k < chunks.n; k++) {
         c.p.chunk = k;
         float *wav = NULL;
         int64_t nw = 0;
@@ -946,6 +959,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
                 st = vx_fail(err, VOCIS_E_CANCELLED, "synthesis cancelled");
                 goto done;
             }
+            js.written += (int64_t)(final - emitted);
             emitted = final;
         }
         if (!out) { /* only on_audio wants the audio: keep just the tail the next chunk fades into */
@@ -953,6 +967,9 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
             nacc -= emitted;
             emitted = 0;
         }
+        js.next_chunk = k + 1, js.rng = rng, js.tail = acc, js.ntail = nacc, js.total = (int64_t)total;
+        js.text_tokens = c.p.text_tokens, js.speech_tokens = c.p.speech_tokens;
+        if ((st = vx_api_cb_job_ckpt_step(m, &jc, &js))) goto done;
     }
     if (total == 0) {
         st = vx_fail(err, VOCIS_E_INVALID, "the synthesis produced no audio (try another seed or a longer text)");

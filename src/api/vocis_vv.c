@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "api/job_checkpoint.h"
 #include "api/limits.h"
 
 typedef struct vv_ctx {
@@ -79,6 +80,7 @@ vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices
     vx_err *err = vx_api_err(m);
     if (!m->vv) return vx_fail(err, VOCIS_E_UNSUPPORTED, "vocis_speak_script needs a VibeVoice model");
     if (!script) return vx_fail(err, VOCIS_E_ARG, "no script given");
+    VX_TRY(vx_api_refuse_checkpoint(m, opts, "VibeVoice yet"));
     if (n_voices < 0 || n_voices > VX_VV_MAX_VOICES)
         return vx_fail(err, VOCIS_E_ARG, "%d voices were given; at most %d are supported", n_voices,
                        VX_VV_MAX_VOICES);

@@ -81,7 +81,8 @@ class SpeakOptions(ctypes.Structure):
                 ("on_progress", ON_PROGRESS),
                 ("on_audio", ON_AUDIO),
                 ("user", ctypes.c_void_p),
-                ("on_warning", ON_WARNING)]
+                ("on_warning", ON_WARNING),
+                ("checkpoint", ctypes.c_void_p)]
 
 
 class ConvertOptions(ctypes.Structure):
