@@ -66,6 +66,7 @@ int main(void) {
     F(vocis_speak_options, on_audio);
     F(vocis_speak_options, user);
     F(vocis_speak_options, on_warning);
+    F(vocis_speak_options, checkpoint);
 
     S(vocis_convert_options);
     F(vocis_convert_options, seed);
