@@ -91,12 +91,11 @@ static uint64_t cb_options_hash(const vocis_model *m, const vocis_speak_options 
     return vx_hash_final(&h);
 }
 
-static int64_t interval(const vx_job_ckpt *jc) {
+int64_t vx_api_job_ckpt_interval(const vx_job_ckpt *jc) {
     return (int64_t)((jc->opts->every_s > 0 ? jc->opts->every_s : DEFAULT_EVERY_S) * VX_HIFT_SR);
 }
 
-vocis_status vx_api_cb_job_ckpt_init(vocis_model *m, const vx_cb_conds *v, const char *text,
-                                     const vocis_speak_options *o, int keeps_audio, vx_job_ckpt *jc) {
+vocis_status vx_api_job_ckpt_init(vocis_model *m, const vocis_speak_options *o, int keeps_audio, vx_job_ckpt *jc) {
     vx_err *err = vx_api_err(m);
     memset(jc, 0, sizeof *jc);
     const vocis_checkpoint_options *c = o->checkpoint;
@@ -111,11 +110,43 @@ vocis_status vx_api_cb_job_ckpt_init(vocis_model *m, const vx_cb_conds *v, const
     jc->opts = c;
     jc->speak = o;
     VX_TRY(vx_api_model_fingerprint(m, &jc->id.model));
+    jc->id.job[VX_JOB_SEED] = (uint64_t)o->t3.seed;
+    jc->next_at = vx_api_job_ckpt_interval(jc);
+    return VOCIS_OK;
+}
+
+vocis_status vx_api_cb_job_ckpt_init(vocis_model *m, const vx_cb_conds *v, const char *text,
+                                     const vocis_speak_options *o, int keeps_audio, vx_job_ckpt *jc) {
+    VX_TRY(vx_api_job_ckpt_init(m, o, keeps_audio, jc));
+    if (!jc->opts) return VOCIS_OK;
     jc->id.job[VX_JOB_TEXT] = vx_hash_bytes(text, strlen(text));
     jc->id.job[VX_JOB_VOICES] = voice_hash(v);
-    jc->id.job[VX_JOB_SEED] = (uint64_t)o->t3.seed;
     jc->id.job[VX_JOB_OPTIONS] = cb_options_hash(m, o);
-    jc->next_at = interval(jc);
+    return VOCIS_OK;
+}
+
+vocis_status vx_api_job_ckpt_save(vocis_model *m, vx_job_ckpt *jc, int64_t written, const vx_ckpt_piece *pieces,
+                                  int n_pieces) {
+    vx_err *err = vx_api_err(m);
+    if (jc->opts->on_checkpoint && jc->opts->on_checkpoint(jc->speak->user, written, 0))
+        return vx_fail(err, VOCIS_E_CANCELLED, "the output could not be made durable for a checkpoint");
+    VX_TRY(vx_ckpt_write(jc->opts->path, &jc->id, (uint64_t)written, pieces, n_pieces, err));
+    jc->next_at = written + vx_api_job_ckpt_interval(jc);
+    return VOCIS_OK;
+}
+
+vocis_status vx_api_job_ckpt_load(vocis_model *m, const vx_job_ckpt *jc, vx_ckpt *ck) {
+    VX_TRY(vx_ckpt_load(jc->opts->resume_path, ck, vx_api_err(m)));
+    vocis_status st = vx_ckpt_check_id(ck, &jc->id, vx_api_err(m));
+    if (st) vx_ckpt_free(ck);
+    return st;
+}
+
+vocis_status vx_api_job_ckpt_resumed(vocis_model *m, vx_job_ckpt *jc, int64_t written) {
+    jc->next_at = written + vx_api_job_ckpt_interval(jc);
+    if (jc->opts->on_checkpoint && jc->opts->on_checkpoint(jc->speak->user, written, 1))
+        return vx_fail(vx_api_err(m), VOCIS_E_CANCELLED, "resuming from %s: the output could not be prepared",
+                       jc->opts->resume_path);
     return VOCIS_OK;
 }
 
@@ -123,10 +154,6 @@ enum { ST_NEXT, ST_NCHUNKS, ST_WRITTEN, ST_TOTAL, ST_TEXT_TOKENS, ST_SPEECH_TOKE
 
 vocis_status vx_api_cb_job_ckpt_step(vocis_model *m, vx_job_ckpt *jc, const vx_cb_job_state *s) {
     if (!jc->opts || !jc->opts->path || s->next_chunk >= s->n_chunks || s->written < jc->next_at) return VOCIS_OK;
-    vx_err *err = vx_api_err(m);
-    const vocis_speak_options *o = jc->speak;
-    if (jc->opts->on_checkpoint && jc->opts->on_checkpoint(o->user, s->written, 0))
-        return vx_fail(err, VOCIS_E_CANCELLED, "the output could not be made durable for a checkpoint");
     int64_t state[ST_N] = {s->next_chunk, s->n_chunks, s->written, s->total, s->text_tokens, s->speech_tokens,
                            (int64_t)s->ntail};
     uint8_t rng[VX_RNG_STATE_BYTES];
@@ -136,9 +163,7 @@ vocis_status vx_api_cb_job_ckpt_step(vocis_model *m, vx_job_ckpt *jc, const vx_c
         {"rng", rng, sizeof rng},
         {"cb.tail", s->tail, s->ntail * sizeof(float)},
     };
-    VX_TRY(vx_ckpt_write(jc->opts->path, &jc->id, (uint64_t)s->written, pieces, 3, err));
-    jc->next_at = s->written + interval(jc);
-    return VOCIS_OK;
+    return vx_api_job_ckpt_save(m, jc, s->written, pieces, 3);
 }
 
 vocis_status vx_api_cb_job_ckpt_resume(vocis_model *m, vx_job_ckpt *jc, int n_chunks, vx_cb_job_state *s,
@@ -148,11 +173,10 @@ vocis_status vx_api_cb_job_ckpt_resume(vocis_model *m, vx_job_ckpt *jc, int n_ch
     vx_err *err = vx_api_err(m);
     const char *path = jc->opts->resume_path;
     vx_ckpt ck;
-    VX_TRY(vx_ckpt_load(path, &ck, err));
+    VX_TRY(vx_api_job_ckpt_load(m, jc, &ck));
     const void *p_state, *p_rng, *p_tail;
     int64_t st[ST_N];
-    vocis_status rc = vx_ckpt_check_id(&ck, &jc->id, err);
-    if (!rc) rc = vx_ckpt_section(&ck, "cb.state", sizeof st, &p_state, NULL, err);
+    vocis_status rc = vx_ckpt_section(&ck, "cb.state", sizeof st, &p_state, NULL, err);
     if (!rc) rc = vx_ckpt_section(&ck, "rng", VX_RNG_STATE_BYTES, &p_rng, NULL, err);
     if (!rc) {
         memcpy(st, p_state, sizeof st);
@@ -185,10 +209,9 @@ vocis_status vx_api_cb_job_ckpt_resume(vocis_model *m, vx_job_ckpt *jc, int n_ch
     s->speech_tokens = (int)st[ST_SPEECH_TOKENS];
     s->tail = tail;
     s->ntail = (size_t)st[ST_NTAIL];
-    jc->next_at = s->written + interval(jc);
-    if (jc->opts->on_checkpoint && jc->opts->on_checkpoint(jc->speak->user, s->written, 1)) {
+    if ((rc = vx_api_job_ckpt_resumed(m, jc, s->written))) {
         free(tail);
-        return vx_fail(err, VOCIS_E_CANCELLED, "resuming from %s: the output could not be prepared", path);
+        return rc;
     }
     *tail_out = tail;
     return VOCIS_OK;

@@ -25,8 +25,21 @@ typedef struct vx_job_ckpt {
     int64_t next_at; /* emitted samples at which the next checkpoint is due */
 } vx_job_ckpt;
 
-/* Checks opts->checkpoint (a known seed, out == NULL) and computes the job's id from the
- * model, the voice's conditioning, the text and the options that change the audio. */
+/* Checks o->checkpoint (a known seed, out == NULL); jc->opts stays NULL when none is asked for.
+ * The id gets the model's fingerprint and the seed; the caller fills the text, voice and
+ * options parts. */
+vocis_status vx_api_job_ckpt_init(vocis_model *m, const vocis_speak_options *o, int keeps_audio, vx_job_ckpt *jc);
+int64_t vx_api_job_ckpt_interval(const vx_job_ckpt *jc); /* samples between checkpoints */
+/* on_checkpoint(written, 0), then the pieces to opts->path atomically; next_at moves on. */
+vocis_status vx_api_job_ckpt_save(vocis_model *m, vx_job_ckpt *jc, int64_t written, const vx_ckpt_piece *pieces,
+                                  int n_pieces);
+/* Loads resume_path and checks it is this model's and this job's. */
+vocis_status vx_api_job_ckpt_load(vocis_model *m, const vx_job_ckpt *jc, vx_ckpt *ck);
+/* The state was restored at `written` samples: on_checkpoint(written, 1), next_at from there. */
+vocis_status vx_api_job_ckpt_resumed(vocis_model *m, vx_job_ckpt *jc, int64_t written);
+
+/* vx_api_job_ckpt_init plus the Chatterbox job's id: the voice's conditioning, the text and the
+ * options that change the audio. */
 vocis_status vx_api_cb_job_ckpt_init(vocis_model *m, const vx_cb_conds *v, const char *text,
                                      const vocis_speak_options *o, int keeps_audio, vx_job_ckpt *jc);
 
