@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Resumable jobs (issue 22 item 4), Chatterbox long text: a run with --checkpoint
-# is killed (SIGKILL) at random points after a checkpoint exists, resumed with
-# --resume (itself killed once more, then resumed to the end): the final WAV is
-# byte-identical to one uninterrupted run with the same seed, and each file a
-# kill left opens with a header counting exactly its samples. Then the
+# is killed (SIGKILL, at a random point of a 20 ms slice) once its checkpoint
+# passes a random sample count, resumed with --resume, killed again past the
+# next count, ..., then resumed to the end: the final WAV is byte-identical to
+# one uninterrupted run with the same seed, and each file a kill left opens
+# with a header counting exactly its samples. Then the
 # refusals: another text / seed / option / model, a truncated, corrupted,
 # foreign, other-version checkpoint: one error line, non-zero, output untouched.
 set -uo pipefail
 VOCIS=$1 DATA=$2 SCRATCH=$3 CMP=$4
 rm -rf "$SCRATCH"; mkdir -p "$SCRATCH"
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/resume_lib.sh"
 PCM16=$(dirname "$CMP")/pcm16
 M=$DATA/chatterbox/ckpt
 S=$SCRATCH
@@ -22,72 +24,28 @@ job() { "${JOB[@]}" "$@"; }
 
 job -o "$S/full.wav" || { echo "FAIL the uninterrupted run"; exit 1; }
 
-# the header's sample count == what libsndfile reads, and the bytes are there
-consistent() {
-    local h got
-    h=$(od -An -tu4 -j40 -N4 "$1" | tr -d ' ')
-    "$PCM16" "$1" >"$S/check.s16" 2>/dev/null || return 1
-    got=$(stat -c %s "$S/check.s16")
-    [ "$h" -gt 0 ] && [ "$got" -eq "$h" ] && [ "$(stat -c %s "$1")" -ge $((44 + h)) ]
+N=$(( ($(stat -c %s "$S/full.wav") - 44) / 2 ))
+targets() { # three ascending random sample counts within the job's audio
+    local a b
+    between $((N / 10)) $((N / 3)); a=$R
+    between $((a + 1)) $((a + N / 4)); b=$R
+    between $((b + 1)) $((b + N / 4))
+    echo "$a $b $R"
 }
-ckpt_samples() { od -An -tu8 -j56 -N8 "$1" | tr -d ' '; }
-
-# run_and_kill ARGS...: starts the job, waits for a checkpoint and a random 0-1.5 s more, kill -9.
-# 0 when it was killed midway, 1 when it finished first (or never checkpointed).
-run_and_kill() {
-    "${JOB[@]}" "$@" & # not through job(): $! must be vocis itself
-    local pid=$! _
-    for _ in $(seq 1 600); do [ -s "$S/job.ckpt" ] && break; kill -0 $pid 2>/dev/null || break; sleep 0.05; done
-    local delay=$((RANDOM % 16)); sleep "$((delay / 10)).$((delay % 10))"; echo "     (killed $delay/10 s after the first checkpoint)"
-    kill -9 $pid 2>/dev/null
-    wait $pid 2>/dev/null
-    [ $? -eq 137 ] && [ -s "$S/job.ckpt" ]
-}
-
 for round in 1 2; do
-    rm -f "$S/job.ckpt" "$S/job.wav"
-    run_and_kill -o "$S/job.wav" --checkpoint "$S/job.ckpt" --checkpoint-every 0.5 ||
-        { echo "FAIL round $round: the job was not killed midway after a checkpoint"; exit 1; }
-    consistent "$S/job.wav" || { echo "FAIL round $round: the killed file's header and samples disagree"; exit 1; }
-    echo "ok   round $round: killed at $(stat -c %s "$S/job.wav") bytes, checkpoint at $(ckpt_samples "$S/job.ckpt") samples, the file opens"
-    first=$(ckpt_samples "$S/job.ckpt")
-    # resume, and kill that one too after its own next checkpoint (when it gets there)
-    "${JOB[@]}" -o "$S/job.wav" --checkpoint "$S/job.ckpt" --checkpoint-every 0.5 --resume "$S/job.ckpt" &
-    pid=$!
-    for _ in $(seq 1 600); do
-        [ -s "$S/job.ckpt" ] && [ "$(ckpt_samples "$S/job.ckpt")" != "$first" ] && break
-        kill -0 $pid 2>/dev/null || break
-        sleep 0.05
-    done
-    kill -9 $pid 2>/dev/null
-    wait $pid 2>/dev/null
-    if [ -s "$S/job.ckpt" ]; then
-        consistent "$S/job.wav" || { echo "FAIL round $round: the file of the killed resume disagrees"; exit 1; }
-        echo "ok   round $round: the resumed run killed too, checkpoint now at $(ckpt_samples "$S/job.ckpt") samples"
-        job -o "$S/job.wav" --checkpoint "$S/job.ckpt" --checkpoint-every 0.5 --resume "$S/job.ckpt" ||
-            { echo "FAIL round $round: the last resume"; exit 1; }
-    fi
-    cmp -s "$S/job.wav" "$S/full.wav" ||
-        { echo "FAIL round $round: the resumed audio differs from the uninterrupted run's"; exit 1; }
-    no_file "round $round: the finished job's checkpoint" "$S/job.ckpt"
-    echo "ok   round $round: resumed to the same bytes as the uninterrupted run"
+    targets >"$S/targets"; t=$(cat "$S/targets")
+    echo "     round $round: kills after checkpoints at $t of $N samples"
+    killed_and_resumed "round-$round" "$S/full.wav" "$S/job.wav" "$S/job.ckpt" "$t" \
+        "${JOB[@]}" -o "$S/job.wav" --checkpoint "$S/job.ckpt" --checkpoint-every 0.5 || exit 1
 done
 
 # A checkpoint to refuse: kill a job once it has one.
-rm -f "$S/job.ckpt"
-run_and_kill -o "$S/job.wav" --checkpoint "$S/job.ckpt" --checkpoint-every 0.5 ||
+rm -f "$S/job.ckpt" "$S/job.wav"
+kill_after_checkpoint "$S/job.ckpt" 1 "${JOB[@]}" -o "$S/job.wav" --checkpoint "$S/job.ckpt" --checkpoint-every 0.5 ||
     { echo "FAIL the job for the refusals was not killed midway"; exit 1; }
 cp "$S/job.ckpt" "$S/good.ckpt"
 cp "$S/job.wav" "$S/kept.wav"
-refuse() { # NAME PATTERN CHECKPOINT ARGS...: resuming is refused, the output and checkpoint untouched
-    local name=$1 pat=$2 ck=$3
-    shift 3
-    cp "$S/kept.wav" "$S/job.wav"
-    cp "$ck" "$S/try.ckpt"
-    expect_error "$name" "$pat" "$@" --resume "$S/try.ckpt"
-    cmp -s "$S/job.wav" "$S/kept.wav" || { echo "FAIL $name: the output was changed"; fails=$((fails + 1)); }
-    cmp -s "$S/try.ckpt" "$ck" || { echo "FAIL $name: the checkpoint was changed"; fails=$((fails + 1)); }
-}
+refuse() { refuse_resume "$1" "$2" "$S/kept.wav" "$S/job.wav" "${@:3}"; }
 J=("${JOB[@]}" -o "$S/job.wav")
 refuse another-text "is of another job: this run has another text" "$S/good.ckpt" \
     "$VOCIS" speak --model "$M" --seed 7 -q --threads 1 --chunk-chars 40 --text "Another text. Quite another one." \
