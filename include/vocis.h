@@ -264,17 +264,22 @@ typedef struct vocis_speak_options {
     const struct vocis_checkpoint_options *checkpoint;
 } vocis_speak_options;
 
-/* A job that can be killed and resumed (Chatterbox text of several chunks, with out == NULL so
- * that its audio goes to on_audio). path: after each chunk, once every_s seconds of audio (0 =
- * 60) were emitted since the last one, the whole generation state (chunk, random stream,
- * crossfade tail, counters) is written there atomically. resume_path: the state to continue
- * from; it must be of the same model files and the same job (text, voice, seed, every option
- * that changes the audio), else VOCIS_E_ARG; a damaged / truncated / foreign file or another
- * format version is VOCIS_E_FORMAT; nothing reaches on_audio before it is accepted.
- * on_checkpoint(user, samples, resuming): resuming 1 before generation continues (the caller's
- * output must then hold exactly the first `samples` samples of the run); resuming 0 just before
- * a checkpoint at `samples` samples is saved (make the output durable, e.g. fsync). Non-zero
- * fails the call. The audio is then sample-identical to one uninterrupted run. */
+/* A job that can be killed and resumed: Chatterbox text of several chunks (vocis_speak with
+ * out == NULL, its audio going to on_audio) and VibeVoice scripts (vocis_speak /
+ * vocis_speak_script; --split-turns sessions too; out then holds only the audio made after the
+ * resume point). A fixed seed (t3.seed >= 0) is required. path: at each chunk boundary
+ * (Chatterbox) or speech frame (VibeVoice) once every_s seconds of audio (0 = 60) were emitted
+ * since the last one, the whole generation state is written there atomically (Chatterbox: the
+ * chunk, random stream, crossfade tail, counters; VibeVoice: both CFG branches' KV caches, the
+ * σ-VAE decoder and semantic encoder caches, tokens, position, random stream, session).
+ * resume_path: the state to continue from; it must be of the same model files and the same job
+ * (text, voices, seed, every option that changes the audio), else VOCIS_E_ARG; a damaged /
+ * truncated / foreign file or another format version is VOCIS_E_FORMAT; nothing reaches
+ * on_audio before it is accepted. on_checkpoint(user, samples, resuming): resuming 1 before
+ * generation continues (the caller's output must then hold exactly the first `samples` samples
+ * of the run); resuming 0 just before a checkpoint at `samples` samples is saved (make the
+ * output durable, e.g. fsync). Non-zero fails the call. The audio is then sample-identical to
+ * one uninterrupted run. VibeVoice-Realtime and text streaming refuse it (VOCIS_E_UNSUPPORTED). */
 typedef struct vocis_checkpoint_options {
     const char *path;
     double every_s;

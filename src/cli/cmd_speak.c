@@ -313,7 +313,8 @@ int cmd_speak(int argc, char **argv) {
          "one file per chapter (a '# Title' or 'Chapter N' line, or a form feed, starts one): -o book.wav "
          "writes book-01.wav, book-02.wav, ...", 0, -1},
         {"--checkpoint", CLI_STR, &ck.path,
-         "Chatterbox long text: save the job's state to this file as it goes, for --resume (WAV output, --seed)",
+         "save the job's state (Chatterbox long text, VibeVoice) to this file as it goes, for --resume (WAV "
+         "output, --seed); removed when the job ends",
          0, -1},
         {"--checkpoint-every", CLI_FLOAT, &checkpoint_every,
          "seconds of generated audio between checkpoints (60)", 0, 1e9},

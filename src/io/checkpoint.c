@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -179,23 +180,17 @@ vocis_status vx_ckpt_load(const char *path, vx_ckpt *ck, vx_err *err) {
         return vx_fail(err, VOCIS_E_IO, "%s: not a regular file", path);
     }
     const size_t n = (size_t)sb.st_size;
-    uint8_t *buf = malloc(n ? n : 1);
-    if (!buf) {
+    if (n == 0) {
         close(fd);
-        return vx_fail(err, VOCIS_E_NOMEM, "%s: out of memory for %zu bytes", path, n);
+        return vx_fail(err, VOCIS_E_FORMAT, "%s is not a vocis checkpoint (empty)", path);
     }
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, buf + got, n - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
+    /* mapped, not read: a VibeVoice checkpoint holds the KV caches, which need not exist twice in memory */
+    void *map = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
-    vocis_status st = got == n ? vx_ckpt_parse(buf, n, path, ck, err)
-                               : vx_fail(err, VOCIS_E_IO, "%s: read failed: %s", path, strerror(errno ? errno : EIO));
+    if (map == MAP_FAILED) return vx_fail(err, VOCIS_E_IO, "%s: cannot map %zu bytes: %s", path, n, strerror(errno));
+    vocis_status st = vx_ckpt_parse(map, n, path, ck, err);
     if (st) {
-        free(buf);
+        munmap(map, n);
         return st;
     }
     ck->owned = 1;
@@ -203,7 +198,7 @@ vocis_status vx_ckpt_load(const char *path, vx_ckpt *ck, vx_err *err) {
 }
 
 void vx_ckpt_free(vx_ckpt *ck) {
-    if (ck->owned) free(ck->buf);
+    if (ck->owned) munmap(ck->buf, ck->n);
     memset(ck, 0, sizeof *ck);
 }
 

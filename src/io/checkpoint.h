@@ -44,7 +44,7 @@ vocis_status vx_ckpt_write(const char *path, const vx_ckpt_id *id, uint64_t samp
                            int n_pieces, vx_err *err);
 
 typedef struct vx_ckpt {
-    uint8_t *buf; /* the whole file (owned when loaded from a path) */
+    uint8_t *buf; /* the whole file (mapped when loaded from a path: owned) */
     size_t n;
     int owned;
     vx_ckpt_id id;
@@ -56,7 +56,7 @@ typedef struct vx_ckpt {
 /* Checks the structure: magic, version, section sizes against the file's size, checksum.
  * buf is borrowed (ck->buf points into it). name names the file in messages. */
 vocis_status vx_ckpt_parse(const uint8_t *buf, size_t n, const char *name, vx_ckpt *ck, vx_err *err);
-/* Reads path whole and parses it. */
+/* Maps path whole (read-only) and parses it. */
 vocis_status vx_ckpt_load(const char *path, vx_ckpt *ck, vx_err *err);
 void vx_ckpt_free(vx_ckpt *ck);
 /* The checkpoint belongs to this model and this job, else an error naming what differs. */
