@@ -1,4 +1,9 @@
-# Helpers for the --checkpoint / --resume scripts (sourced after lib.sh; SCRATCH set).
+# Helpers for the --checkpoint / --resume scripts (sourced after lib.sh; SCRATCH and CMP set).
+# The kill points are random, drawn from VOCIS_TEST_RANDOM_SEED when set (to repeat a run).
+PCM16=$(dirname "$CMP")/pcm16
+kill_seed=${VOCIS_TEST_RANDOM_SEED:-$(date +%s)}
+RANDOM=$kill_seed
+echo "kill points drawn with VOCIS_TEST_RANDOM_SEED=$kill_seed"
 
 # between LO and HI (exclusive) from $RANDOM (30 bits), without a subshell: the draws follow RANDOM's seed.
 between() { R=$(($1 + (RANDOM * 32768 + RANDOM) % ($2 - $1))); }

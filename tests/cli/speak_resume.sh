@@ -12,12 +12,8 @@ VOCIS=$1 DATA=$2 SCRATCH=$3 CMP=$4
 rm -rf "$SCRATCH"; mkdir -p "$SCRATCH"
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
-PCM16=$(dirname "$CMP")/pcm16
 M=$DATA/chatterbox/ckpt
 S=$SCRATCH
-seed=${VOCIS_TEST_RANDOM_SEED:-$(date +%s)}
-RANDOM=$seed
-echo "kill points drawn with RANDOM=$seed"
 for i in $(seq 1 24); do printf 'Sentence number %d is here. ' "$i"; done >"$S/book.txt"
 JOB=("$VOCIS" speak --model "$M" --seed 7 -q --threads 1 --chunk-chars 40 --text-file "$S/book.txt")
 job() { "${JOB[@]}" "$@"; }

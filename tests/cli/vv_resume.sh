@@ -14,12 +14,8 @@ VOCIS=$1 DATA=$2 SCRATCH=$3 CMP=$4
 rm -rf "$SCRATCH"; mkdir -p "$SCRATCH"
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/resume_lib.sh"
-PCM16=$(dirname "$CMP")/pcm16
 D=$DATA/vibevoice
 S=$SCRATCH
-seed=${VOCIS_TEST_RANDOM_SEED:-$(date +%s)}
-RANDOM=$seed
-echo "kill points drawn with RANDOM=$seed"
 for i in 1 2 3 4 5 6; do
     printf 'Speaker 1: So tell us about the book number %d, and what happened.\n' "$i"
     printf 'Speaker 2: It took me three years to write it, and then more.\n'

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /* libFuzzer target: arbitrary bytes as a vocis checkpoint (io/checkpoint.h): vx_ckpt_parse as
  * they are, and again with the footer rewritten to a valid checksum so that mutations reach the
  * section table; every section an accepted file lists must lie inside it, and an "rng" section
@@ -8,38 +9,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_common.h"
 #include "base/hash.h"
 #include "base/rng.h"
 #include "io/checkpoint.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "invariant failed: %s\n", #cond);                                                          \
-            abort();                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
 static void check_accepted(const uint8_t *buf, size_t n) {
     vx_ckpt ck;
     vx_err e = {0};
     if (vx_ckpt_parse(buf, n, "fuzz", &ck, &e) != VOCIS_OK) {
-        CHECK(e.msg[0] && !strchr(e.msg, '\n'));
+        FZ_CHECK(e.msg[0] && !strchr(e.msg, '\n'));
         return;
     }
-    CHECK(n >= VX_CKPT_HEADER + VX_CKPT_FOOTER);
+    FZ_CHECK(n >= VX_CKPT_HEADER + VX_CKPT_FOOTER);
     for (uint32_t i = 0; i < ck.n_sections; i++) {
         char tag[VX_CKPT_TAG + 1] = {0};
         memcpy(tag, buf + VX_CKPT_HEADER + (size_t)i * (VX_CKPT_TAG + 8), VX_CKPT_TAG);
         const void *p;
         uint64_t sz;
         if (vx_ckpt_section(&ck, tag, UINT64_MAX, &p, &sz, &e) != VOCIS_OK) continue; /* a tag with a NUL inside */
-        CHECK((const uint8_t *)p >= buf && sz <= n && (const uint8_t *)p + sz <= buf + n - VX_CKPT_FOOTER);
+        FZ_CHECK((const uint8_t *)p >= buf && sz <= n && (const uint8_t *)p + sz <= buf + n - VX_CKPT_FOOTER);
         if (!strcmp(tag, "rng") && sz == VX_RNG_STATE_BYTES) {
             vx_rng r;
-            if (vx_rng_state_load(&r, p) == 0) CHECK(r.index >= 0 && r.index <= 624);
+            if (vx_rng_state_load(&r, p) == 0) FZ_CHECK(r.index >= 0 && r.index <= 624);
         }
     }
 }
