@@ -270,8 +270,33 @@ typedef struct vocis_speak_options {
      * T3's token callback: with concurrent calls on one model it may run on another caller's
      * thread, as on_progress may, and T3 waits while a piece is made. Ignored by VibeVoice. */
     int stream_tokens;
+    /* Resumable long jobs (NULL = none): see vocis_checkpoint_options. */
+    const struct vocis_checkpoint_options *checkpoint;
 } vocis_speak_options;
 enum { VOCIS_STREAM_AUTO = -1 };
+
+/* A job that can be killed and resumed: Chatterbox text of several chunks (vocis_speak with
+ * out == NULL, its audio going to on_audio) and VibeVoice scripts (vocis_speak /
+ * vocis_speak_script; --split-turns sessions too; out then holds only the audio made after the
+ * resume point). A fixed seed (t3.seed >= 0) is required. path: at each chunk boundary
+ * (Chatterbox) or speech frame (VibeVoice) once every_s seconds of audio (0 = 60) were emitted
+ * since the last one, the whole generation state is written there atomically (Chatterbox: the
+ * chunk, random stream, crossfade tail, counters; VibeVoice: both CFG branches' KV caches, the
+ * σ-VAE decoder and semantic encoder caches, tokens, position, random stream, session).
+ * resume_path: the state to continue from; it must be of the same model files and the same job
+ * (text, voices, seed, every option that changes the audio), else VOCIS_E_ARG; a damaged /
+ * truncated / foreign file or another format version is VOCIS_E_FORMAT; nothing reaches
+ * on_audio before it is accepted. on_checkpoint(user, samples, resuming): resuming 1 before
+ * generation continues (the caller's output must then hold exactly the first `samples` samples
+ * of the run); resuming 0 just before a checkpoint at `samples` samples is saved (make the
+ * output durable, e.g. fsync). Non-zero fails the call. The audio is then sample-identical to
+ * one uninterrupted run. VibeVoice-Realtime and text streaming refuse it (VOCIS_E_UNSUPPORTED). */
+typedef struct vocis_checkpoint_options {
+    const char *path;
+    double every_s;
+    const char *resume_path;
+    int (*on_checkpoint)(void *user, int64_t samples, int resuming);
+} vocis_checkpoint_options;
 
 void vocis_speak_options_default(vocis_speak_options *o);
 /* The defaults for model m: as vocis_speak_options_default, except on

@@ -8,3 +8,6 @@ set_tests_properties(cli_speak_chapters cli_speak_kill PROPERTIES TIMEOUT 120)
 vocis_unit_test(test_speak_unkept ${VOCIS_TEST_SRC}/unit/test_speak_unkept.c)
 vocis_unit_test(test_speak_stream ${VOCIS_TEST_SRC}/unit/test_speak_stream.c)
 vocis_script_test(cli_speak_stream cli/speak_stream.sh)
+# Resumable jobs (issue 22 item 4): --checkpoint / --resume of Chatterbox long text.
+vocis_script_test(cli_speak_resume cli/speak_resume.sh)
+set_tests_properties(cli_speak_resume PROPERTIES TIMEOUT 300)

@@ -7,3 +7,6 @@ vocis_unit_test(test_vv_sessions ${VOCIS_TEST_SRC}/unit/test_vv_sessions.c)
 vocis_script_test(golden_vv_processor golden/vv_processor.sh)
 vocis_script_test(cli_vv_script cli/vv_script.sh)
 vocis_script_test(cli_vv_long cli/vv_long.sh)
+# Resumable jobs (issue 22 item 4): --checkpoint / --resume of VibeVoice scripts.
+vocis_script_test(cli_vv_resume cli/vv_resume.sh)
+set_tests_properties(cli_vv_resume PROPERTIES TIMEOUT 300)

@@ -36,6 +36,7 @@
 #include "models/chatterbox/turbo.h"
 
 #include "api/internal.h"
+#include "api/job_checkpoint.h"
 #include "nn/prefix_cache.h"
 #include "api/limits.h"
 
@@ -917,6 +918,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
         return vx_fail(err, VOCIS_E_UNSUPPORTED, "this model cannot speak (no Chatterbox T3)");
     VX_TRY(check_text(m, text));
     if (m->vv || m->rt) { /* these keep their audio anyway: out NULL only drops it at the end */
+        if (m->rt) VX_TRY(vx_api_refuse_checkpoint(m, opts, "VibeVoice-Realtime"));
         vocis_audio kept;
         vocis_status st = m->vv ? vx_api_vv_speak(m, voice, text, opts, out ? out : &kept)
                                 : vx_api_rt_speak(m, voice, text, opts, out ? out : &kept);
@@ -956,7 +958,22 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     vx_rng rng;
     vx_api_seed_rng(&rng, &o.t3);
     speak_ctx c = {.m = m, .o = &o, .p = {.n_chunks = chunks.n}, .join = &join};
-    for (int k = 0; k < chunks.n; k++) {
+    if (o.stream_tokens && o.checkpoint) {
+        st = vx_fail(err, VOCIS_E_ARG, "streamed synthesis (stream_tokens) cannot be checkpointed");
+        goto done;
+    }
+    vx_job_ckpt jc;
+    vx_cb_job_state js = {.n_chunks = chunks.n};
+    if ((st = vx_api_cb_job_ckpt_init(m, v, text, &o, out != NULL, &jc))) goto done;
+    if ((st = vx_api_cb_job_ckpt_resume(m, &jc, chunks.n, &js, &join.acc))) goto done;
+    if (join.acc) { /* continue where the checkpoint was taken: its random stream, tail and counters */
+        rng = js.rng;
+        join.nacc = js.ntail;
+        join.total = (size_t)js.total;
+        c.p.text_tokens = js.text_tokens;
+        c.p.speech_tokens = js.speech_tokens;
+    }
+    for (int k = js.next_chunk; k < chunks.n; k++) {
         c.p.chunk = k;
         vx_join_begin(&join, k, k + 1 == chunks.n);
         if (o.stream_tokens && (st = vx_api_stream_begin(m, v, &o, &rng, &join, &c.stream))) goto done;
@@ -969,6 +986,11 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
         if (!st && !o.stream_tokens) st = vx_join_add(&join, wav, (size_t)nw, err);
         free(wav);
         if (st) goto done;
+        /* samples given to on_audio: all made but those held back */
+        js.written = (int64_t)(join.total - (join.nacc - join.emitted));
+        js.next_chunk = k + 1, js.rng = rng, js.tail = join.acc, js.ntail = join.nacc, js.total = (int64_t)join.total;
+        js.text_tokens = c.p.text_tokens, js.speech_tokens = c.p.speech_tokens;
+        if ((st = vx_api_cb_job_ckpt_step(m, &jc, &js))) goto done;
     }
     if (join.total == 0) {
         st = vx_fail(err, VOCIS_E_INVALID, "the synthesis produced no audio (try another seed or a longer text)");

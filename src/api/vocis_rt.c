@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "api/job_checkpoint.h"
 #include "models/vibevoice/realtime.h"
 
 int vx_api_rt_detect(const char *dir) {
@@ -191,6 +192,7 @@ vocis_status vocis_stream_open(vocis_model *m, const vocis_voice *voice, const v
     vx_err_clear(vx_api_err(m));
     vx_err *err = vx_api_err(m);
     if (!m->rt) return vx_fail(err, VOCIS_E_UNSUPPORTED, "text streaming needs a VibeVoice-Realtime model");
+    VX_TRY(vx_api_refuse_checkpoint(m, opts, "text streaming"));
     if (!voice || !voice->rt_preset)
         return vx_fail(err, VOCIS_E_ARG, "VibeVoice-Realtime needs a voice preset (vocis_voice_load of a .pt)");
     vocis_stream *s = calloc(1, sizeof *s);

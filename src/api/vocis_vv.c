@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/internal.h"
+#include "api/vv_checkpoint.h"
 #include "api/limits.h"
 
 typedef struct vv_ctx {
@@ -52,11 +53,12 @@ static vocis_status speak_session(vocis_model *m, const vx_vv_request *r, const 
     vocis_status st = vx_vv_generate(m->vv, &in, g, &audio, &na, NULL, &nids, err);
     vx_vv_inputs_free(&in);
     c->tokens_before += (int)nids;
-    if (!st && na == 0 && n == 1)
+    const int64_t made = na + (g->ckpt ? g->ckpt->resumed_samples : 0); /* a resumed session made some before */
+    if (!st && made == 0 && n == 1)
         st = vx_fail(err, VOCIS_E_INVALID,
                      "VibeVoice produced no audio: the model ended the speech before its first frame (try "
                      "another seed, longer or clearer voice recordings, or more text)");
-    else if (!st && na == 0)
+    else if (!st && made == 0)
         st = vx_fail(err, VOCIS_E_INVALID,
                      "VibeVoice produced no audio for session %d of %d (turns %d-%d): the model ended the speech "
                      "before its first frame (try another seed, longer or clearer voice recordings, or more text)",
@@ -113,15 +115,31 @@ vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices
     g.rng = &rng;
     g.user = &c;
     float *audio = NULL;
-    int64_t n = 0;
-    for (int k = 0; k < n_ses && !st; k++) {
+    int64_t n = 0, done = 0; /* done: samples of the sessions spoken (of a resumed job: also before it) */
+    vx_vv_job job;
+    memset(&job, 0, sizeof job);
+    int k0 = 0;
+    if (!st) st = vx_api_vv_job_init(m, &r, script, &o, &job);
+    job.n_sessions = n_ses, job.ctx_p = &c.p;
+    if (!st) st = vx_api_vv_job_resume(&job, n_ses);
+    if (!st && job.resuming) { /* the checkpoint's session and counters */
+        k0 = job.resume_session, done = job.before;
+        c.p.text_tokens = job.text_tokens, c.p.speech_tokens = job.speech_tokens, c.p.n_steps = job.progress;
+        c.tokens_before = job.tokens_before;
+    }
+    for (int k = k0; k < n_ses && !st; k++) {
         if (o.vv.max_seconds > 0) { /* the whole call's limit */
-            g.max_seconds = o.vv.max_seconds - (double)n / 24000.0;
+            g.max_seconds = o.vv.max_seconds - (double)done / 24000.0;
             if (g.max_seconds <= 0) break;
         }
         vx_rng_seed(&rng, seed + (uint64_t)k);
-        st = speak_session(m, &r, &ses[k], k, n_ses, &g, &c, &audio, &n);
+        job.text_tokens = c.p.text_tokens, job.tokens_before = c.tokens_before;
+        const int64_t n_before = n;
+        st = vx_api_vv_job_start_session(&job, k, done, &g);
+        if (!st) st = speak_session(m, &r, &ses[k], k, n_ses, &g, &c, &audio, &n);
+        done += n - n_before + (g.ckpt ? g.ckpt->resumed_samples : 0);
     }
+    vx_api_vv_job_free(&job);
     free(ses);
     vx_vv_request_free(&r);
     if (st) {

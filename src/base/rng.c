@@ -143,3 +143,31 @@ float vx_rand_pm1(uint64_t *s) {
     const uint64_t r = *s * 0x2545F4914F6CDD1DULL;
     return (float)((double)(r >> 40) / (double)(1ULL << 23) - 1.0);
 }
+
+static void put32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint32_t get32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void vx_rng_state_save(const vx_rng *r, uint8_t out[VX_RNG_STATE_BYTES]) {
+    for (int i = 0; i < MT_N; i++) put32(out + 4 * i, r->mt[i]);
+    put32(out + 4 * MT_N, (uint32_t)r->index);
+    put32(out + 4 * MT_N + 4, (uint32_t)r->has_cached_normal);
+    uint64_t u;
+    memcpy(&u, &r->cached_normal, sizeof u);
+    put32(out + 4 * MT_N + 8, (uint32_t)u);
+    put32(out + 4 * MT_N + 12, (uint32_t)(u >> 32));
+}
+
+int vx_rng_state_load(vx_rng *r, const uint8_t in[VX_RNG_STATE_BYTES]) {
+    const int32_t index = (int32_t)get32(in + 4 * MT_N), cached = (int32_t)get32(in + 4 * MT_N + 4);
+    if (index < 0 || index > MT_N || (cached != 0 && cached != 1)) return -1;
+    for (int i = 0; i < MT_N; i++) r->mt[i] = get32(in + 4 * i);
+    r->index = index;
+    r->has_cached_normal = cached;
+    const uint64_t u = (uint64_t)get32(in + 4 * MT_N + 8) | (uint64_t)get32(in + 4 * MT_N + 12) << 32;
+    memcpy(&r->cached_normal, &u, sizeof u);
+    return 0;
+}

@@ -41,6 +41,12 @@ void vx_rng_randn(vx_rng *r, float *out, size_t n);
  * storage, so draw B·C·T values here and read them as [B][C][T]. */
 void vx_rng_randn_scalar(vx_rng *r, float *out, size_t n);
 
+/* The generator's whole state as bytes (little-endian: mt, index, cached-normal flag and value),
+ * for checkpoints of resumable jobs. load returns -1 (r untouched) on a state no generator has. */
+#define VX_RNG_STATE_BYTES (624 * 4 + 4 + 4 + 8)
+void vx_rng_state_save(const vx_rng *r, uint8_t out[VX_RNG_STATE_BYTES]);
+int vx_rng_state_load(vx_rng *r, const uint8_t in[VX_RNG_STATE_BYTES]);
+
 /* Not torch: a fast xorshift64* stream, uniform in [−1, 1), for filling
  * synthetic (benchmark) weights. *state must not be 0. */
 float vx_rand_pm1(uint64_t *state);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "api/limits.h"
+#include "vocis.h"
 
 typedef enum { CLI_STR, CLI_INT, CLI_FLOAT, CLI_U64, CLI_FLAG, CLI_LIST, CLI_POS } cli_kind;
 
@@ -53,6 +54,10 @@ void cli_print_seed(const char *cmd, uint64_t given, int64_t used, int quiet);
  * non-PCM format for "-", and "-" when stdout is a terminal. 0, or 2 after a
  * one-line error. */
 int cli_output_format(const char *cmd, const char *out, const char *format, const char **resolved);
+/* speak --checkpoint / --resume: -o FILE in WAV, a --seed, no --chapters / --stream-text; a --resume
+ * without --checkpoint keeps checkpointing into the file it resumes. 0 ok, else 1 (printed). */
+int cli_checkpoint_check(vocis_checkpoint_options *ck, const char *out, const char *format, int seeded,
+                         int chapters, int stream_text);
 
 /* One stderr line per option of argv that the model kind (vocis_model_kind)
  * ignores because another family reads it ("--top-k" on chatterbox). */

@@ -12,6 +12,7 @@
 #include "base/threads.h"
 #include "cli/cli.h"
 #include "io/audio.h"
+#include "io/audio_resume.h"
 #include "io/encode.h"
 #include "text/sentences.h"
 #include "vocis.h"
@@ -50,6 +51,8 @@ typedef struct {
     vx_audio_file *file; /* -o FILE: the audio goes in as it becomes final */
     vocis_status file_st; /* its write failure (message in file_err) */
     vx_err file_err;
+    const char *path; /* -o FILE, and its format */
+    vx_audio_fmt fmt;
 } speak_ui;
 
 static int on_progress(void *user, const vocis_progress *p) {
@@ -107,6 +110,18 @@ static int on_audio(void *user, const float *x, size_t n, int sr) {
     if (ok && fflush(stdout) != 0) ok = 0;
     if (!ok) ui->write_failed = errno ? errno : EIO;
     return !ok;
+}
+
+/* --checkpoint / --resume: before generation resumes the new output starts with the first
+ * `samples` of the one the killed run left; before a checkpoint the output is made durable. */
+static int on_checkpoint(void *user, int64_t samples, int resuming) {
+    speak_ui *ui = user;
+    if (!ui->file) return 1;
+    if (resuming)
+        ui->file_st = vx_audio_file_prefill(ui->file, ui->path, ui->fmt, SPEAK_SR, samples, &ui->file_err);
+    else if (fsync(ui->file->out.fd) != 0)
+        ui->file_st = vx_fail(&ui->file_err, VOCIS_E_IO, "%s: fsync failed: %s", ui->path, strerror(errno));
+    return ui->file_st != VOCIS_OK;
 }
 
 #define MAX_VOICES 64
@@ -173,6 +188,7 @@ static int speak_to(speak_job *j, const char *text, const char *path) {
     vx_audio_fmt fmt = VX_AUDIO_WAV16;
     vx_audio_fmt_parse(j->format, &fmt);
     ui->file_st = VOCIS_OK;
+    ui->path = path, ui->fmt = fmt;
     if (!ui->raw_stdout) {
         if (vx_audio_file_open(&file, path, fmt, SPEAK_SR, &ui->file_err) != VOCIS_OK)
             return cli_error("speak", "%s", ui->file_err.msg);
@@ -201,6 +217,8 @@ static int speak_to(speak_job *j, const char *text, const char *path) {
     } else if (ui->file && !ui->quiet) {
         fprintf(stderr, "vocis speak: wrote %s (%.2f s at %d Hz)\n", path, seconds, SPEAK_SR);
     }
+    const vocis_checkpoint_options *ck = j->o->checkpoint;
+    if (!rc && ck && ck->path) unlink(ck->path); /* the job is done: nothing left to resume */
     ui->file = NULL;
     return rc;
 }
@@ -243,6 +261,8 @@ int cmd_speak(int argc, char **argv) {
     vocis_speak_options_default(&o);
     o.vv.cfg_scale = NAN, o.vv.diffusion_steps = 0; /* the model's defaults, filled in after open */
     int stream_text = 0, chapters = 0, stream = 0, stream_first = 0;
+    float checkpoint_every = 0;
+    vocis_checkpoint_options ck = {0};
     uint64_t seed = UINT64_MAX;
     int threads = 0;
     float exaggeration = NAN;
@@ -298,6 +318,14 @@ int cmd_speak(int argc, char **argv) {
         {"--chapters", CLI_FLAG, &chapters,
          "one file per chapter (a '# Title' or 'Chapter N' line, or a form feed, starts one): -o book.wav "
          "writes book-01.wav, book-02.wav, ...", 0, -1},
+        {"--checkpoint", CLI_STR, &ck.path,
+         "save the job's state (Chatterbox long text, VibeVoice) to this file as it goes, for --resume (WAV "
+         "output, --seed); removed when the job ends",
+         0, -1},
+        {"--checkpoint-every", CLI_FLOAT, &checkpoint_every,
+         "seconds of generated audio between checkpoints (60)", 0, 1e9},
+        {"--resume", CLI_STR, &ck.resume_path,
+         "continue the job of this checkpoint (same command line); the output keeps the audio it recorded", 0, -1},
         {"--quiet|-q", CLI_FLAG, &ui.quiet, "no progress on stderr", 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
@@ -326,6 +354,10 @@ int cmd_speak(int argc, char **argv) {
     if (chapters && (!strcmp(out, "-") || stream_text))
         return cli_error("speak", "--chapters writes a file per chapter of the whole text: not with %s",
                          stream_text ? "--stream-text" : "-o -"), 2;
+    if (cli_checkpoint_check(&ck, out, format, seed != UINT64_MAX, chapters, stream_text)) return 2;
+    ck.every_s = checkpoint_every;
+    ck.on_checkpoint = on_checkpoint;
+    if (ck.path) o.checkpoint = &ck;
     ui.raw_stdout = !strcmp(out, "-");
     ui.f32 = !strcmp(format, "f32");
     if (stream_first && !stream) return cli_error("speak", "--stream-first needs --stream"), 2;

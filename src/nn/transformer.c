@@ -199,6 +199,10 @@ void vx_kv_export(const vx_kv_cache *kv, int seq, int64_t n, void *out) {
         for (int v = 0; v < 2; v++, o += span) memcpy(o, kv_store_of(kv, l, seq, v), span);
 }
 
+void *vx_kv_rows(const vx_kv_cache *kv, int l, int seq, int v) { return kv_store_of(kv, l, seq, v); }
+
+size_t vx_kv_row_bytes(const vx_kv_cache *kv) { return (size_t)kv->kv_dim * kv_elem(kv->dtype); }
+
 vocis_status vx_kv_import(vx_kv_cache *kv, int seq, int64_t n, const void *in, vx_err *err) {
     VX_TRY(vx_kv_reserve(kv, n, err));
     const size_t span = (size_t)n * (size_t)kv->kv_dim * kv_elem(kv->dtype);

@@ -111,6 +111,10 @@ void vx_kv_store(vx_kv_cache *kv, int l, int seq, int64_t pos0, int64_t n, const
 size_t vx_kv_span_bytes(const vx_kv_cache *kv, int64_t n);
 void vx_kv_export(const vx_kv_cache *kv, int seq, int64_t n, void *out);
 vocis_status vx_kv_import(vx_kv_cache *kv, int seq, int64_t n, const void *in, vx_err *err);
+/* The storage of layer l, sequence seq, keys (v 0) or values (v 1): [cap][kv_dim] in the cache's
+ * dtype, vx_kv_row_bytes per position (checkpoints save and restore the first len rows in place). */
+void *vx_kv_rows(const vx_kv_cache *kv, int l, int seq, int v);
+size_t vx_kv_row_bytes(const vx_kv_cache *kv);
 /* Benchmarks: every sequence holds `ctx` positions of a fixed filler pattern
  * (capacity reserved by the caller; the cost of attention does not depend on
  * the values). */

@@ -17,6 +17,15 @@
 #define VOCIS_FUZZ_DATA "tests/data"
 #endif
 
+/* An invariant of accepted input: aborts (a finding) naming it when it does not hold. */
+#define FZ_CHECK(cond)                                                                                                 \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "invariant failed: %s\n", #cond);                                                          \
+            abort();                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
 /* One memfd per process, rewritten for every input; path is "/proc/self/fd/N". */
 typedef struct {
     int fd;

@@ -33,49 +33,41 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "invariant failed: %s\n", #cond);                                                          \
-            abort();                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
 static void check_tok(const vx_vv_tokenizer_config *t, int acoustic) {
     if (!t->present) return;
-    CHECK(t->vae_dim >= 1 && t->enc_n_filters >= 1);
-    CHECK(t->enc_n_ratios >= 1 && t->enc_n_ratios <= VX_VV_MAX_STAGES);
-    CHECK(t->enc_n_depths == t->enc_n_ratios + 1);
+    FZ_CHECK(t->vae_dim >= 1 && t->enc_n_filters >= 1);
+    FZ_CHECK(t->enc_n_ratios >= 1 && t->enc_n_ratios <= VX_VV_MAX_STAGES);
+    FZ_CHECK(t->enc_n_depths == t->enc_n_ratios + 1);
     long hop = 1;
     for (int i = 0; i < t->enc_n_ratios; i++) {
-        CHECK(t->enc_ratios[i] >= 1);
+        FZ_CHECK(t->enc_ratios[i] >= 1);
         hop *= t->enc_ratios[i];
     }
-    CHECK(hop == t->hop);
-    for (int i = 0; i < t->enc_n_depths; i++) CHECK(t->enc_depths[i] >= 0);
+    FZ_CHECK(hop == t->hop);
+    for (int i = 0; i < t->enc_n_depths; i++) FZ_CHECK(t->enc_depths[i] >= 0);
     if (acoustic) {
-        CHECK(t->dec_n_filters >= 1 && t->dec_n_ratios >= 1 && t->dec_n_ratios <= VX_VV_MAX_STAGES);
-        CHECK(t->dec_n_depths == t->dec_n_ratios + 1);
+        FZ_CHECK(t->dec_n_filters >= 1 && t->dec_n_ratios >= 1 && t->dec_n_ratios <= VX_VV_MAX_STAGES);
+        FZ_CHECK(t->dec_n_depths == t->dec_n_ratios + 1);
         long dhop = 1;
         for (int i = 0; i < t->dec_n_ratios; i++) dhop *= t->dec_ratios[i];
-        CHECK(dhop == hop);
-        for (int i = 0; i < t->dec_n_depths; i++) CHECK(t->dec_depths[i] >= 0);
+        FZ_CHECK(dhop == hop);
+        for (int i = 0; i < t->dec_n_depths; i++) FZ_CHECK(t->dec_depths[i] >= 0);
     }
-    CHECK(memchr(t->std_dist_type, 0, sizeof t->std_dist_type) && memchr(t->layernorm, 0, sizeof t->layernorm));
+    FZ_CHECK(memchr(t->std_dist_type, 0, sizeof t->std_dist_type) && memchr(t->layernorm, 0, sizeof t->layernorm));
 }
 
 static void check_cfg(const vx_vv_config *c) {
-    CHECK(c->hidden_size >= 1 && c->num_attention_heads >= 1 && c->num_key_value_heads >= 1);
-    CHECK(c->num_attention_heads % c->num_key_value_heads == 0);
-    CHECK(c->head_dim >= 2 && c->head_dim % 2 == 0);
-    CHECK(c->num_hidden_layers >= 1 && c->vocab_size >= 1 && c->max_position_embeddings >= 1);
-    CHECK(c->intermediate_size >= 1);
-    CHECK(c->tts_backbone_num_hidden_layers >= 0 && c->tts_backbone_num_hidden_layers < c->num_hidden_layers);
-    CHECK(c->acoustic.present && c->acoustic_vae_dim == c->acoustic.vae_dim);
+    FZ_CHECK(c->hidden_size >= 1 && c->num_attention_heads >= 1 && c->num_key_value_heads >= 1);
+    FZ_CHECK(c->num_attention_heads % c->num_key_value_heads == 0);
+    FZ_CHECK(c->head_dim >= 2 && c->head_dim % 2 == 0);
+    FZ_CHECK(c->num_hidden_layers >= 1 && c->vocab_size >= 1 && c->max_position_embeddings >= 1);
+    FZ_CHECK(c->intermediate_size >= 1);
+    FZ_CHECK(c->tts_backbone_num_hidden_layers >= 0 && c->tts_backbone_num_hidden_layers < c->num_hidden_layers);
+    FZ_CHECK(c->acoustic.present && c->acoustic_vae_dim == c->acoustic.vae_dim);
     check_tok(&c->acoustic, 1);
     check_tok(&c->semantic, 0);
-    CHECK(c->diffusion.ffn_dim >= 1 && c->diffusion.head_layers >= 1);
-    CHECK(c->diffusion.ddpm_num_inference_steps >= 1 &&
+    FZ_CHECK(c->diffusion.ffn_dim >= 1 && c->diffusion.head_layers >= 1);
+    FZ_CHECK(c->diffusion.ddpm_num_inference_steps >= 1 &&
           c->diffusion.ddpm_num_inference_steps <= c->diffusion.ddpm_num_steps);
 }
 
@@ -88,8 +80,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (vx_vv_config_parse(mf.path, c, &e) == VOCIS_OK) {
         check_cfg(c);
         if (vx_vv_config_check(c, &e) == VOCIS_OK) {
-            CHECK(c->acoustic.hop == c->pp.speech_tok_compress_ratio);
-            CHECK(c->diffusion.hidden_size == c->hidden_size);
+            FZ_CHECK(c->acoustic.hop == c->pp.speech_tok_compress_ratio);
+            FZ_CHECK(c->diffusion.hidden_size == c->hidden_size);
         }
     }
 
@@ -100,8 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* preprocessor_config.json over the test model's config */
     memcpy(c, &base, sizeof *c);
     if (vx_vv_preproc_parse(mf.path, c, &e) == VOCIS_OK) {
-        CHECK(c->pp.present && c->pp.speech_tok_compress_ratio >= 1 && c->pp.sampling_rate >= 1);
-        CHECK(c->pp.eps >= 0.0f);
+        FZ_CHECK(c->pp.present && c->pp.speech_tok_compress_ratio >= 1 && c->pp.sampling_rate >= 1);
+        FZ_CHECK(c->pp.eps >= 0.0f);
         (void)vx_vv_config_check(c, &e);
     }
     free(c);
@@ -110,10 +102,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         vx_cb_config cb;
         vx_cb_config_default(&cb);
         if (vx_cb_config_load(&cb, with_dir ? fz_data_path("chatterbox/ckpt") : NULL, mf.path, &e) == VOCIS_OK) {
-            CHECK(cb.t3_heads >= 1 && cb.t3_kv_heads >= 1 && cb.t3_heads % cb.t3_kv_heads == 0);
-            CHECK(cb.t3_head_dim >= 1 && cb.perceiver_heads >= 1 && cb.s3tok_heads >= 1);
-            CHECK(cb.flow_encoder_heads >= 1 && cb.flow_decoder_heads >= 1 && cb.flow_decoder_head_dim >= 1);
-            CHECK(cb.rope_theta >= 1.0f && cb.rms_eps >= 0.0f && cb.gpt2_heads[0] >= 0 && cb.gpt2_heads[1] >= 0);
+            FZ_CHECK(cb.t3_heads >= 1 && cb.t3_kv_heads >= 1 && cb.t3_heads % cb.t3_kv_heads == 0);
+            FZ_CHECK(cb.t3_head_dim >= 1 && cb.perceiver_heads >= 1 && cb.s3tok_heads >= 1);
+            FZ_CHECK(cb.flow_encoder_heads >= 1 && cb.flow_decoder_heads >= 1 && cb.flow_decoder_head_dim >= 1);
+            FZ_CHECK(cb.rope_theta >= 1.0f && cb.rms_eps >= 0.0f && cb.gpt2_heads[0] >= 0 && cb.gpt2_heads[1] >= 0);
         }
     }
     return 0;

@@ -48,14 +48,6 @@ static void warn(void *user, const char *msg) {
     ++*(int *)user;
 }
 
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "invariant failed: %s\n", #cond);                                                          \
-            abort();                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
 static void run_process(const vx_vv_script *s) {
     vx_err e = {0};
     vx_vv_voice vs[MAX_VOICES];
@@ -71,24 +63,24 @@ static void run_process(const vx_vv_script *s) {
         if (vx_vv_process(&proc, s, vs, n, &in, &e) == VOCIS_OK) {
             int32_t nid = vx_tokenizer_size(tok);
             int64_t masked = 0;
-            CHECK(in.n_tokens >= 1 && in.n_voices == n);
+            FZ_CHECK(in.n_tokens >= 1 && in.n_voices == n);
             for (int64_t i = 0; i < in.n_tokens; i++) {
-                CHECK(in.input_ids[i] >= 0 && in.input_ids[i] < nid && in.input_ids[i] < cfg.vocab_size);
-                CHECK(in.speech_input_mask[i] <= 1);
+                FZ_CHECK(in.input_ids[i] >= 0 && in.input_ids[i] < nid && in.input_ids[i] < cfg.vocab_size);
+                FZ_CHECK(in.speech_input_mask[i] <= 1);
                 if (in.speech_input_mask[i]) {
-                    CHECK(in.input_ids[i] == proc.speech_diffusion_id);
+                    FZ_CHECK(in.input_ids[i] == proc.speech_diffusion_id);
                     masked++;
                 }
             }
             int64_t frames = 0;
             for (int v = 0; v < in.n_voices; v++) {
-                CHECK(in.voice_frames[v] >= 1 && in.voice_frames[v] <= in.n_frames);
+                FZ_CHECK(in.voice_frames[v] >= 1 && in.voice_frames[v] <= in.n_frames);
                 frames += in.voice_frames[v];
                 for (int64_t k = 0; k < in.max_samples; k++)
-                    CHECK(fabsf(in.speech_tensors[v * in.max_samples + k]) <= 1.0f);
+                    FZ_CHECK(fabsf(in.speech_tensors[v * in.max_samples + k]) <= 1.0f);
             }
-            CHECK(masked == frames);
-            CHECK(in.input_ids[in.n_tokens - 1] == proc.speech_start_id);
+            FZ_CHECK(masked == frames);
+            FZ_CHECK(in.input_ids[in.n_tokens - 1] == proc.speech_start_id);
         }
         vx_vv_inputs_free(&in);
     }
@@ -100,13 +92,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     vx_vv_script s;
     int nwarn = 0;
     if (vx_vv_script_parse(text, size, warn, &nwarn, &s, &e) == VOCIS_OK) {
-        CHECK(s.n_lines >= 1 && s.n_speakers >= 1 && s.n_speakers <= s.n_lines);
+        FZ_CHECK(s.n_lines >= 1 && s.n_speakers >= 1 && s.n_speakers <= s.n_lines);
         int mx = -1;
         for (int i = 0; i < s.n_lines; i++) {
-            CHECK(s.lines[i].speaker >= 0 && s.lines[i].text && s.lines[i].text[0] == ' ');
+            FZ_CHECK(s.lines[i].speaker >= 0 && s.lines[i].text && s.lines[i].text[0] == ' ');
             if (s.lines[i].speaker > mx) mx = s.lines[i].speaker;
         }
-        CHECK(mx == s.max_speaker);
+        FZ_CHECK(mx == s.max_speaker);
         run_process(&s);
     }
     vx_vv_script_free(&s);
@@ -114,8 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *demo = NULL;
     int n_labels = 0;
     if (vx_vv_script_join(text, size, warn, &nwarn, &demo, &n_labels, &e) == VOCIS_OK) {
-        CHECK(demo != NULL && n_labels >= 0);
-        CHECK(n_labels > 0 || !*demo);
+        FZ_CHECK(demo != NULL && n_labels >= 0);
+        FZ_CHECK(n_labels > 0 || !*demo);
         vx_vv_script s2;
         if (vx_vv_script_parse(demo, strlen(demo), NULL, NULL, &s2, &e) == VOCIS_OK) run_process(&s2);
         vx_vv_script_free(&s2);

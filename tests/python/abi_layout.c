@@ -67,6 +67,7 @@ int main(void) {
     F(vocis_speak_options, user);
     F(vocis_speak_options, on_warning);
     F(vocis_speak_options, stream_tokens);
+    F(vocis_speak_options, checkpoint);
 
     S(vocis_convert_options);
     F(vocis_convert_options, seed);

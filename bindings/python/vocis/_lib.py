@@ -82,7 +82,8 @@ class SpeakOptions(ctypes.Structure):
                 ("on_audio", ON_AUDIO),
                 ("user", ctypes.c_void_p),
                 ("on_warning", ON_WARNING),
-                ("stream_tokens", ctypes.c_int)]
+                ("stream_tokens", ctypes.c_int),
+                ("checkpoint", ctypes.c_void_p)]
 
 
 class ConvertOptions(ctypes.Structure):

@@ -405,7 +405,8 @@ vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const 
     vx_flist out = {0}, tr[TR_N];
     memset(tr, 0, sizeof tr);
     vocis_status st = VOCIS_OK;
-    int64_t ngen = 0, nframes = 0;
+    int64_t ngen = 0, nframes = 0, step0 = 0, samples0 = 0; /* step0, samples0: where a resumed loop starts */
+    vx_vv_gen_ckpt *ck = o->ckpt;
     if (D > 256) st = vx_fail(err, VOCIS_E_UNSUPPORTED, "acoustic latent width %lld > 256", (long long)D);
     if (!st && (!x || !pair || !inp || !hpos || !hneg || !nxt || !emb2 || !lat || !z || !pcm || !sem || !gen))
         st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
@@ -413,12 +414,22 @@ vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const 
     if (!st) st = vx_kv_init(&kv, tf, 2, maxpos, err); /* slot 0: positive, 1: negative */
     if (!st) st = vx_vv_vae_stream_new(m->acoustic, &ast, err);
     if (!st) st = vx_vv_vae_stream_new(m->semantic, &sst, err);
-    if (!st) st = prompt_embeds(m, in, o, x, err);
-    if (!st) st = vx_tf_forward(tf, &kv, (const int[]){0}, 1, L, x, o->nthreads, NULL, NULL, err);
-    if (st) goto done;
-    vx_tf_final_norm(tf, hpos, x + (L - 1) * H, 1);
+    if (!st && ck && ck->resume) { /* the checkpoint's caches and position instead of the prompt */
+        vx_vv_gen_state gs = {.gen = gen, .kv = &kv, .ast = ast, .sst = sst, .hpos = hpos, .hneg = hneg,
+                              .rng = o->rng, .dim = H};
+        if (!(st = vx_vv_gen_state_restore(m, ck->resume, max_steps, &gs, err))) {
+            step0 = gs.step, ngen = gs.ngen, nframes = gs.nframes, samples0 = gs.samples;
+            ck->resumed_samples = samples0;
+        }
+        if (st) goto done;
+    } else {
+        if (!st) st = prompt_embeds(m, in, o, x, err);
+        if (!st) st = vx_tf_forward(tf, &kv, (const int[]){0}, 1, L, x, o->nthreads, NULL, NULL, err);
+        if (st) goto done;
+        vx_tf_final_norm(tf, hpos, x + (L - 1) * H, 1);
+    }
 
-    for (int64_t step = 0; step < max_steps; step++) {
+    for (int64_t step = step0; step < max_steps; step++) {
         float lg[4];
         vx_vv_lm_logits_subset(&m->lm, hpos, by_id, 4, lg);
         int best = 0;
@@ -482,7 +493,7 @@ vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const 
             }
         }
         if (finished) break;
-        if (o->max_seconds > 0 && (double)out.n >= o->max_seconds * 24000.0) break;
+        if (o->max_seconds > 0 && (double)(samples0 + out.n) >= o->max_seconds * 24000.0) break;
         /* next step: positive and (speculatively) negative consume the same input in one forward */
         memcpy(inp, nxt, sizeof(float) * (size_t)H);
         memcpy(pair, inp, sizeof(float) * (size_t)H);
@@ -490,6 +501,11 @@ vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const 
         if ((st = vx_tf_forward(tf, &kv, (const int[]){0, 1}, 2, 1, pair, o->nthreads, NULL, NULL, err))) goto done;
         vx_tf_final_norm(tf, hpos, pair, 1);
         vx_tf_final_norm(tf, hneg, pair + H, 1);
+        if (ck && ck->save && tok == pr->speech_diffusion_id && samples0 + out.n >= ck->next_at) {
+            const vx_vv_gen_state gs = {step + 1, ngen, nframes, samples0 + out.n, gen, &kv, ast, sst, hpos, hneg,
+                                        o->rng, H};
+            if ((st = ck->save(ck, &gs, err))) goto done;
+        }
     }
 
     if (o->trace) {

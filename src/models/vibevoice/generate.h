@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/rng.h"
+#include "io/checkpoint.h"
 #include "io/safetensors.h"
 #include "models/vibevoice/config.h"
 #include "models/vibevoice/diffusion.h"
@@ -93,7 +94,43 @@ typedef struct vx_vv_gen_opts {
     void *user;
     vx_st_writer *trace; /* NULL, or receives golden-named tensors of 08_e2e */
     int nthreads;
+    struct vx_vv_gen_ckpt *ckpt; /* resumable jobs: NULL = none */
 } vx_vv_gen_opts;
+
+/* The loop's whole state at a frame boundary, after the forward of the next step's input: what a
+ * checkpoint of a resumable job saves (generate_ckpt.c) and a resumed loop continues from. */
+typedef struct vx_vv_gen_state {
+    int64_t step;     /* the step that comes next */
+    int64_t ngen;     /* tokens generated (gen[0..ngen)) */
+    int64_t nframes;  /* speech frames decoded */
+    int64_t samples;  /* audio samples of this generation so far */
+    int32_t *gen;     /* [max_steps] */
+    vx_kv_cache *kv;  /* slot 0 the positive branch, 1 the negative */
+    vx_vv_vae_stream *ast, *sst; /* acoustic decoder / semantic encoder streams */
+    float *hpos, *hneg; /* [dim] final-normed hidden states of the next step */
+    vx_rng *rng;
+    int64_t dim;
+} vx_vv_gen_state;
+
+typedef struct vx_vv_gen_ckpt {
+    int64_t next_at; /* save once the generation's audio reaches this many samples */
+    /* called at such a frame boundary (not after the last step); moves next_at on */
+    vocis_status (*save)(struct vx_vv_gen_ckpt *c, const vx_vv_gen_state *s, vx_err *err);
+    void *user;
+    const vx_ckpt *resume; /* continue from this checkpoint's generation state instead of the prompt */
+    int64_t resumed_samples;      /* set by the resumed generation: its samples before the checkpoint */
+} vx_vv_gen_ckpt;
+
+/* The checkpoint sections of s (pieces[] borrow s's storage and the caller's counters and rng_bytes,
+ * filled here; *n_pieces of at most vx_vv_gen_state_max_pieces(s)). */
+#define VX_VV_STATE_WORDS 16
+int vx_vv_gen_state_max_pieces(const vx_vv_gen_state *s);
+void vx_vv_gen_state_pieces(const vx_vv_gen_state *s, int64_t counters[VX_VV_STATE_WORDS], uint8_t *rng_bytes,
+                            vx_ckpt_piece *pieces, int *n_pieces);
+/* Restores a checkpoint's generation state into s (allocated: gen holds max_steps, kv and the
+ * streams are those of m); sizes, layer counts and the KV storage must match. */
+vocis_status vx_vv_gen_state_restore(const vx_vv_model *m, const vx_ckpt *ck, int64_t max_steps,
+                                     vx_vv_gen_state *s, vx_err *err);
 
 void vx_vv_gen_opts_default(vx_vv_gen_opts *o);
 

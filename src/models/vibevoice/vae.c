@@ -1000,6 +1000,12 @@ void vx_vv_vae_stream_reset(vx_vv_vae_stream *s) {
     memset(s->dst, 0, (size_t)max64(s->v->has_dec ? s->v->dec.st_len : 1, 1) * sizeof(float));
 }
 
+void vx_vv_vae_stream_state(vx_vv_vae_stream *s, float **enc, size_t *n_enc, float **dec, size_t *n_dec) {
+    *enc = s->est, *dec = s->dst;
+    *n_enc = (size_t)max64(s->v->has_enc ? s->v->enc.st_len : 1, 1);
+    *n_dec = (size_t)max64(s->v->has_dec ? s->v->dec.st_len : 1, 1);
+}
+
 void vx_vv_vae_stream_free(vx_vv_vae_stream *s) {
     if (!s) return;
     free(s->est), free(s->dst);

@@ -90,6 +90,9 @@ typedef struct vx_vv_vae_stream vx_vv_vae_stream;
 vocis_status vx_vv_vae_stream_new(const vx_vv_vae *v, vx_vv_vae_stream **out, vx_err *err);
 void vx_vv_vae_stream_reset(vx_vv_vae_stream *s);
 void vx_vv_vae_stream_free(vx_vv_vae_stream *s);
+/* The stream's whole state (its encoder's and decoder's caches, n_enc / n_dec floats), in place:
+ * what a checkpoint saves and restores between frames. */
+void vx_vv_vae_stream_state(vx_vv_vae_stream *s, float **enc, size_t *n_enc, float **dec, size_t *n_dec);
 
 /* One latent frame [vae_dim] -> audio [hop] (the decoder's causal output for
  * the new frame given all frames since the last reset). */
