@@ -253,7 +253,9 @@ INL float vexp(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * (r * r) + (r + 1.0f);
-    const int32_t e = ((int32_t)n + 127) << 23;
+    /* n is in [−116, 127] here, but NaN when x is (NaN weights): its scale must not be an undefined
+     * float→int conversion and shift; p is NaN then, so the result stays NaN whatever sc is */
+    const int32_t e = (int32_t)((uint32_t)((n == n ? (int32_t)n : 0) + 127) << 23);
     float sc;
     memcpy(&sc, &e, sizeof sc);
     return p * sc;
