@@ -63,9 +63,10 @@ static vocis_status speak_session(vocis_model *m, const vx_vv_request *r, const 
                      "VibeVoice produced no audio for session %d of %d (turns %d-%d): the model ended the speech "
                      "before its first frame (try another seed, longer or clearer voice recordings, or more text)",
                      k + 1, n, s->first_line + 1, s->first_line + s->n_lines);
-    float *grown = st ? NULL : realloc(*acc, sizeof(float) * (size_t)(*n_acc + na));
-    if (!st && !grown) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    if (!st) {
+    /* na is 0 when a resumed session had made all its samples before the kill: nothing to append */
+    float *grown = st || na == 0 ? NULL : realloc(*acc, sizeof(float) * (size_t)(*n_acc + na));
+    if (!st && na > 0 && !grown) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    if (!st && na > 0) {
         memcpy(grown + *n_acc, audio, sizeof(float) * (size_t)na);
         *acc = grown;
         *n_acc += na;
