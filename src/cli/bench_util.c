@@ -1,5 +1,6 @@
 #include "cli/bench_util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,19 @@ int bench_parse_dtype(const char *s, vx_dtype *dt) {
     else if (!strcmp(s, "f32")) *dt = VX_F32;
     else return -1;
     return 0;
+}
+
+int bench_parse_positions(const char *s, int64_t *out, int max, int64_t hi) {
+    int n = 0;
+    for (const char *p = s;; p++) {
+        char *end;
+        errno = 0;
+        const long long v = strtoll(p, &end, 10);
+        if (end == p || errno || v < 1 || v > hi || n == max || (*end && *end != ',') || *p == ' ' || *p == '+')
+            return -1;
+        out[n++] = v;
+        if (!*(p = end)) return n;
+    }
 }
 
 int bench_parse_variant(const char *s) {

@@ -9,6 +9,10 @@ double bench_rss_now_mib(void); /* resident set now (VmRSS) */
 /* "bf16" | "f16" | "f32" -> dtype; 0 on success, -1 if unknown. */
 int bench_parse_dtype(const char *s, vx_dtype *dt);
 
+/* "N[,N...]": at most `max` comma-separated positions in 1..hi into out -> their count, or -1 when
+ * the list is empty, malformed, too long or holds a value out of range. */
+int bench_parse_positions(const char *s, int64_t *out, int max, int64_t hi);
+
 /* The Chatterbox family member a synthetic bench builds (--variant). */
 enum { BENCH_ENGLISH, BENCH_MTL, BENCH_TURBO, BENCH_NANO };
 #define BENCH_VARIANT_HELP "english (default), mtl (Multilingual), turbo or nano"

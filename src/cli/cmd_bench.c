@@ -565,17 +565,8 @@ static int bench_qwen2(int argc, char **argv) {
     if (threads <= 0) threads = vx_default_threads();
     int64_t ctx[8] = {1024, 4096, 16384};
     int nctx = 3;
-    if (context_s) {
-        const char *p = context_s;
-        for (nctx = 0;; p++) {
-            char *end;
-            long long n = strtoll(p, &end, 10);
-            if (end == p || n < 1 || n > (1 << 20) || nctx == 8 || (*end && *end != ','))
-                return cli_error("bench", "--context: 1 to 8 comma-separated positions in 1..1048576"), 2;
-            ctx[nctx++] = n;
-            if (!*(p = end)) break;
-        }
-    }
+    if (context_s && (nctx = bench_parse_positions(context_s, ctx, 8, 1 << 20)) < 0)
+        return cli_error("bench", "--context: 1 to 8 comma-separated positions in 1..1048576"), 2;
     bench_limits lim;
     bench_limits_measure(&lim, threads, 0);
     vx_err err = {0};

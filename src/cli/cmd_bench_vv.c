@@ -132,14 +132,16 @@ int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, con
 
 int bench_vibevoice(int argc, char **argv) {
     const char *size = NULL, *dtype = "bf16", *kv_s = NULL, *precision = NULL;
-    int threads = 0, frames = 12, steps = 0, ctx = 1024, prefill = 512, kvc, prec, no_limits = 0;
+    const char *ctx_s = NULL;
+    int threads = 0, frames = 12, steps = 0, prefill = 512, kvc, prec, no_limits = 0;
     const cli_opt opts[] = {
         {"--synthetic", CLI_STR, &size, "random weights at the dims of VibeVoice 1.5b, 7b or realtime-0.5b (required)",
          0, -1},
         {"--dtype", CLI_STR, &dtype, "weight dtype: bf16 (default, as released), f16, f32", 0, -1},
         {"--frames", CLI_INT, &frames, "timed frames after one warm-up (12)", 1, 1000},
         {"--diffusion-steps", CLI_INT, &steps, "DPM-Solver steps per frame (10; realtime-0.5b: 5)", 1, 999},
-        {"--context", CLI_INT, &ctx, "positions already in the LM caches (1024)", 1, 65536},
+        {"--context", CLI_STR, &ctx_s, "positions already in the LM caches: N[,N...], each timed in turn (1024)", 0,
+         -1},
         {"--prefill", CLI_INT, &prefill, "prompt length for the prefill figure (512)", 1, 65536},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
         {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
@@ -148,14 +150,20 @@ int bench_vibevoice(int argc, char **argv) {
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench vibevoice --synthetic 1.5b|7b [--frames N] [--diffusion-steps N]\n"
-                      "                             [--context N] [--threads N]\n\n"
+                      "                             [--context N[,N...]] [--threads N]\n\n"
                       "Per-frame time of VibeVoice's generation loop (LM pair step, diffusion, acoustic decode,\n"
                       "semantic encode, connectors) and rtf = frame time / 133 ms, on random weights at the\n"
                       "release's dimensions; plus encoding a 10 s voice and the prompt prefill. Each part also\n"
-                      "prints its bytes and FLOPs per frame and the fraction of the limit that binds it.");
+                      "prints its bytes and FLOPs per frame and the fraction of the limit that binds it. With a\n"
+                      "list of contexts each is timed in turn: lm_pair_step_ctxN, frame_ctxN, rtf_ctxN and\n"
+                      "rss_ctxN (the resident set while its caches are held) per context N.");
     if (r) return r == 1 ? 0 : 2;
     if (!size) return cli_error("bench vibevoice", "--synthetic 1.5b|7b|realtime-0.5b is required"), 2;
     if (cli_kv("bench vibevoice", kv_s, &kvc)) return 2;
+    int64_t ctxs[8] = {1024};
+    int nctx = 1;
+    if (ctx_s && (nctx = bench_parse_positions(ctx_s, ctxs, 8, 65536)) < 0)
+        return cli_error("bench vibevoice", "--context: 1 to 8 comma-separated positions in 1..65536"), 2;
     if (cli_precision("bench vibevoice", precision, &prec)) return 2;
     prec = vx_precision_resolve(prec);
     if (kvc == VOCIS_KV_BF16 && !strcmp(size, "realtime-0.5b"))
@@ -203,57 +211,68 @@ int bench_vibevoice(int argc, char **argv) {
         goto done;
     }
     if ((st = vx_dpm_init(&dpm, &p.cfg, steps, &err))) goto done;
-    if ((st = vx_kv_init(&kv, tf, 2, 0, &err)) || (st = vx_kv_reserve(&kv, ctx + frames + 8, &err))) goto done;
-    if ((st = vx_kv_fill_synthetic(&kv, ctx, &err))) goto done;
     if ((st = vx_vv_vae_stream_new(p.acoustic, &ast, &err)) || (st = vx_vv_vae_stream_new(p.semantic, &sst, &err)))
         goto done;
     vx_rng rng;
     vx_rng_seed(&rng, 42);
-    for (int64_t i = 0; i < 2 * H; i++) pair[i] = 0.01f * (float)(i % 17 - 8);
-    for (int f = -1; f < frames; f++) { /* f = -1: warm-up */
-        double t[n_parts + 1];
-        t[0] = vx_now_s();
-        /* LM pair step (the speculative negative rides along) + the 4 logits */
-        if ((st = vx_tf_forward(tf, &kv, (const int[]){0, 1}, 2, 1, pair, threads, NULL, NULL, &err))) goto done;
-        vx_tf_final_norm(tf, hp, pair, 1);
-        vx_tf_final_norm(tf, hn, pair + H, 1);
-        float lg[4];
-        vx_vv_lm_logits_subset(&p.lm, hp, (const int32_t[]){0, 1, 2, 3}, 4, lg);
-        t[1] = vx_now_s();
-        if ((st = vx_vv_sample_latent(p.head, &dpm, hp, hn, 1.3f, &rng, NULL, lat, NULL, threads, &err))) goto done;
-        t[2] = vx_now_s();
-        if ((st = vx_vv_vae_decode_step(p.acoustic, ast, lat, pcm, threads, &err))) goto done;
-        t[3] = vx_now_s();
-        if ((st = vx_vv_vae_encode_step(p.semantic, sst, pcm, sem, threads, &err))) goto done;
-        t[4] = vx_now_s();
-        if ((st = vx_vv_connector_run(&p.ac, lat, 1, e1, threads, &err)) ||
-            (st = vx_vv_connector_run(&p.se, sem, 1, e2, threads, &err)))
-            goto done;
-        t[5] = vx_now_s();
-        for (int64_t i = 0; i < H; i++) pair[i] = pair[H + i] = e1[i] + e2[i];
-        if (f < 0) continue;
-        for (int k = 0; k < n_parts; k++) tv[(size_t)k * frames + f] = t[k + 1] - t[k];
-        tv[(size_t)n_parts * frames + f] = t[n_parts] - t[0];
-    }
-    static const char *const names[5] = {"lm_pair_step", "diffusion", "acoustic_decode", "semantic_encode",
-                                         "connectors"};
-    double *total = tv + (size_t)n_parts * frames;
-    /* the LM caches hold ctx + 1 (warm-up) + f positions before frame f's step */
-    const bench_work work[5] = {lm_pair_work(&p.lm, ctx + 2 + (frames - 1) / 2.0),
-                                bench_vv_diffusion_work(p.head, steps), bench_vv_vae_work(p.acoustic, 1),
-                                bench_vv_vae_work(p.semantic, 0), connectors_work(&p.ac, &p.se)};
-    char label[64];
-    for (int k = 0; k < n_parts; k++) {
-        snprintf(label, sizeof label, "%s", names[k]);
-        if (k == 0) snprintf(label, sizeof label, "lm_pair_step_ctx%d", ctx);
-        else if (k == 1) snprintf(label, sizeof label, "diffusion_%dsteps", steps);
-        print_ms(label, tv + (size_t)k * frames, frames, &lim, work[k]);
-    }
     char note[256];
-    bench_limit_note_parts(note, sizeof note, &lim, work, n_parts, "frame", bench_stats_of(total, frames).median);
-    bench_print_stats("frame", total, frames, 1e3, 1, "ms", "%s", note);
-    bench_print_stats("rtf", total, frames, 24000.0 / hop, 2, "", "frame time / 133.3 ms");
-    fflush(stdout);
+    for (int c = 0; c < nctx; c++) { /* each context with caches of its own size: its resident set too */
+        const int64_t ctx = ctxs[c];
+        vx_kv_free(&kv);
+        if ((st = vx_kv_init(&kv, tf, 2, 0, &err)) || (st = vx_kv_reserve(&kv, ctx + frames + 8, &err))) goto done;
+        if ((st = vx_kv_fill_synthetic(&kv, ctx, &err))) goto done;
+        for (int64_t i = 0; i < 2 * H; i++) pair[i] = 0.01f * (float)(i % 17 - 8);
+        for (int f = -1; f < frames; f++) { /* f = -1: warm-up */
+            double t[n_parts + 1];
+            t[0] = vx_now_s();
+            /* LM pair step (the speculative negative rides along) + the 4 logits */
+            if ((st = vx_tf_forward(tf, &kv, (const int[]){0, 1}, 2, 1, pair, threads, NULL, NULL, &err))) goto done;
+            vx_tf_final_norm(tf, hp, pair, 1);
+            vx_tf_final_norm(tf, hn, pair + H, 1);
+            float lg[4];
+            vx_vv_lm_logits_subset(&p.lm, hp, (const int32_t[]){0, 1, 2, 3}, 4, lg);
+            t[1] = vx_now_s();
+            if ((st = vx_vv_sample_latent(p.head, &dpm, hp, hn, 1.3f, &rng, NULL, lat, NULL, threads, &err))) goto done;
+            t[2] = vx_now_s();
+            if ((st = vx_vv_vae_decode_step(p.acoustic, ast, lat, pcm, threads, &err))) goto done;
+            t[3] = vx_now_s();
+            if ((st = vx_vv_vae_encode_step(p.semantic, sst, pcm, sem, threads, &err))) goto done;
+            t[4] = vx_now_s();
+            if ((st = vx_vv_connector_run(&p.ac, lat, 1, e1, threads, &err)) ||
+                (st = vx_vv_connector_run(&p.se, sem, 1, e2, threads, &err)))
+                goto done;
+            t[5] = vx_now_s();
+            for (int64_t i = 0; i < H; i++) pair[i] = pair[H + i] = e1[i] + e2[i];
+            if (f < 0) continue;
+            for (int k = 0; k < n_parts; k++) tv[(size_t)k * frames + f] = t[k + 1] - t[k];
+            tv[(size_t)n_parts * frames + f] = t[n_parts] - t[0];
+        }
+        static const char *const names[5] = {"lm_pair_step", "diffusion", "acoustic_decode", "semantic_encode",
+                                             "connectors"};
+        double *total = tv + (size_t)n_parts * frames;
+        /* the LM caches hold ctx + 1 (warm-up) + f positions before frame f's step */
+        const bench_work work[5] = {lm_pair_work(&p.lm, ctx + 2 + (frames - 1) / 2.0),
+                                    bench_vv_diffusion_work(p.head, steps), bench_vv_vae_work(p.acoustic, 1),
+                                    bench_vv_vae_work(p.semantic, 0), connectors_work(&p.ac, &p.se)};
+        char label[64];
+        for (int k = 0; k < n_parts; k++) {
+            snprintf(label, sizeof label, "%s", names[k]);
+            if (k == 0) snprintf(label, sizeof label, "lm_pair_step_ctx%lld", (long long)ctx);
+            else if (k == 1) snprintf(label, sizeof label, "diffusion_%dsteps", steps);
+            print_ms(label, tv + (size_t)k * frames, frames, &lim, work[k]);
+        }
+        bench_limit_note_parts(note, sizeof note, &lim, work, n_parts, "frame", bench_stats_of(total, frames).median);
+        /* one context: the figures' plain names, as before lists existed */
+        char ctx_sfx[32] = "";
+        if (nctx > 1) snprintf(ctx_sfx, sizeof ctx_sfx, "_ctx%lld", (long long)ctx);
+        snprintf(label, sizeof label, "frame%s", ctx_sfx);
+        bench_print_stats(label, total, frames, 1e3, 1, "ms", "%s", note);
+        snprintf(label, sizeof label, "rtf%s", ctx_sfx);
+        bench_print_stats(label, total, frames, 24000.0 / hop, 2, "", "frame time / 133.3 ms");
+        printf("rss_ctx%lld: %.0f MiB (KV caches %.0f MiB)\n", (long long)ctx, bench_rss_now_mib(),
+               2.0 * (double)kv.cap * (double)vx_kv_bytes_per_token(tf) / 1048576.0);
+        fflush(stdout);
+    }
 
     /* one-off prompt costs */
     const int64_t nv = 10 * 24000, fv = nv / hop;

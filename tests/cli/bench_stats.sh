@@ -116,6 +116,14 @@ for f in "mem_read_1t:GB/s" "mem_read:GB/s" "f32_fma_peak:GFLOP/s" "gemm_f32:GFL
 done
 expect_error peak-bad-mib "--mib" "$VOCIS" bench peak --mib 1
 
+# --context lists (bench vibevoice --synthetic 1.5b --context 1024,...,65000 needs the 1.5B LM: refused
+# lists only, before any weights are made)
+expect_error vv-context-list-bad "--context: 1 to 8 comma-separated positions in 1..65536" \
+    "$VOCIS" bench vibevoice --synthetic 1.5b --context 1024,,2048
+expect_error vv-context-list-big "--context: 1 to 8 comma-separated positions in 1..65536" \
+    "$VOCIS" bench vibevoice --synthetic 1.5b --context 1024,65537
+expect_error qwen2-context-list-bad "--context: 1 to 8 comma-separated positions" \
+    "$VOCIS" bench qwen2 --synthetic 1.5b --context 0
 expect_error quality-no-synthetic "--synthetic is required" "$VOCIS" bench quality
 expect_error quality-bad-mode "not a fast mode" "$VOCIS" bench quality --synthetic --modes exact
 expect_error quality-bad-part "unknown part 'hift'" "$VOCIS" bench quality --synthetic --parts hift

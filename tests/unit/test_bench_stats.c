@@ -52,5 +52,16 @@ int main(int argc, char **argv) {
     CHECK_MSG(!strcmp(line, "rtf: 2.25 (min 2.13, max 2.40, n=3; total / audio)\n"), "got '%s'", line);
     capture(line, sizeof line, "decode", even, 4, 1, 0, "tokens/s", NULL);
     CHECK_MSG(!strcmp(line, "decode: 25 tokens/s (min 10, max 40, n=4)\n"), "got '%s'", line);
+    /* --context N[,N...] of bench qwen2 / vibevoice */
+    int64_t pos[8];
+    CHECK(bench_parse_positions("1024,16384,32768,49152,65000", pos, 8, 65536) == 5);
+    CHECK(pos[0] == 1024 && pos[1] == 16384 && pos[2] == 32768 && pos[3] == 49152 && pos[4] == 65000);
+    CHECK(bench_parse_positions("7", pos, 8, 65536) == 1 && pos[0] == 7);
+    CHECK(bench_parse_positions("65536", pos, 8, 65536) == 1);
+    static const char *const bad[] = {"", ",", "1,", ",1", "1,,2", "0", "-5", "65537", "1x", "1 ,2", " 1", "+1",
+                                      "1,2,3,4,5,6,7,8,9", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_MSG(bench_parse_positions(bad[i], pos, 8, 65536) == -1, "'%s' was accepted", bad[i]);
+    CHECK(bench_parse_positions("1,2,3,4,5,6,7,8", pos, 8, 65536) == 8);
     return tl_finish("test_bench_stats");
 }
