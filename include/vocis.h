@@ -231,6 +231,23 @@ typedef struct vocis_progress {
     int speech_tokens; /* Chatterbox: T3 speech tokens drawn; VibeVoice: speech frames (133 ms) generated */
 } vocis_progress;
 
+/* A stretch of the output audio and the text spoken in it (vocis_speak_options.on_cue).
+ * Chatterbox: one cue per text chunk, reported as soon as its audio is final; consecutive cues
+ * meet in the middle of the crossfade that joins their chunks, the first starts at 0 and the last
+ * ends at the end of the audio. VibeVoice (1.5B / 7B): one cue per script turn, reported when the
+ * session (the whole script, or a --split-turns session) that speaks it ends. The model speaks a
+ * session's turns in one stream without marking where a turn ends, so its audio is shared out over
+ * its turns in proportion to their text's characters, each boundary then moved to the quietest
+ * 133 ms frame near it (exact = 0); session boundaries are exact. */
+typedef struct vocis_cue {
+    int index;          /* 0-based, over the call */
+    const char *text;   /* the chunk's / turn's text (UTF-8, as given: may hold newlines) */
+    int speaker;        /* VibeVoice: the turn's speaker (0-based, in voice order); Chatterbox: -1 */
+    int64_t start, end; /* samples of the output audio (sample_rate), start <= end */
+    int sample_rate;
+    int exact;          /* 1: both ends are where the audio of this text begins/ends (chunk, session) */
+} vocis_cue;
+
 /* VibeVoice knobs (upstream demo defaults). */
 typedef struct vocis_vv_options {
     float cfg_scale;     /* classifier-free guidance of the diffusion head (1.3) */
@@ -272,6 +289,8 @@ typedef struct vocis_speak_options {
     int stream_tokens;
     /* Resumable long jobs (NULL = none): see vocis_checkpoint_options. */
     const struct vocis_checkpoint_options *checkpoint;
+    /* Timed text (subtitles), NULL = none: called once per cue, in order; return non-zero to cancel. */
+    int (*on_cue)(void *user, const vocis_cue *cue);
 } vocis_speak_options;
 enum { VOCIS_STREAM_AUTO = -1 };
 

@@ -907,6 +907,15 @@ done:
     return st;
 }
 
+/* Chunk k's cue: from where the previous one ended (*start) to end; the next one starts there. */
+static vocis_status chunk_cue(const vocis_speak_options *o, int k, const char *text, int64_t *start, int64_t end,
+                              vx_err *err) {
+    if (end < *start) end = *start;
+    const vocis_cue c = {k, text, -1, *start, end, VX_HIFT_SR, 1};
+    *start = end;
+    return o->on_cue(o->user, &c) ? vx_fail(err, VOCIS_E_CANCELLED, "synthesis cancelled") : VOCIS_OK;
+}
+
 /* out NULL: the audio goes to opts->on_audio only; Chatterbox then holds no more than a chunk's
  * (a book's audio is never in memory at once). */
 vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *text,
@@ -973,6 +982,8 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
         c.p.text_tokens = js.text_tokens;
         c.p.speech_tokens = js.speech_tokens;
     }
+    /* the cue of the chunk before the resume point ended in the middle of the tail held then */
+    int64_t cue_start = js.next_chunk > 0 ? (int64_t)(join.total - (join.nacc < join.xfade ? join.nacc : join.xfade) / 2) : 0;
     for (int k = js.next_chunk; k < chunks.n; k++) {
         c.p.chunk = k;
         vx_join_begin(&join, k, k + 1 == chunks.n);
@@ -986,6 +997,11 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
         if (!st && !o.stream_tokens) st = vx_join_add(&join, wav, (size_t)nw, err);
         free(wav);
         if (st) goto done;
+        /* its cue ends in the middle of the crossfade the next chunk will make over the held tail */
+        const size_t held = join.nacc - join.emitted, tail = k + 1 < chunks.n ? (held < join.xfade ? held : join.xfade) : 0;
+        if (o.on_cue && (st = chunk_cue(&o, k, chunks.n == 1 ? text : chunks.text[k], &cue_start,
+                                        (int64_t)(join.total - tail / 2), err)))
+            goto done;
         /* samples given to on_audio: all made but those held back */
         js.written = (int64_t)(join.total - (join.nacc - join.emitted));
         js.next_chunk = k + 1, js.rng = rng, js.tail = join.acc, js.ntail = join.nacc, js.total = (int64_t)join.total;

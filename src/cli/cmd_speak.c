@@ -11,6 +11,7 @@
 
 #include "base/threads.h"
 #include "cli/cli.h"
+#include "cli/subtitles.h"
 #include "io/audio.h"
 #include "io/audio_resume.h"
 #include "io/encode.h"
@@ -53,7 +54,13 @@ typedef struct {
     vx_err file_err;
     const char *path; /* -o FILE, and its format */
     vx_audio_fmt fmt;
+    cli_subs *subs; /* --subtitles: the cues go in as they are reported */
 } speak_ui;
+
+static int on_cue(void *user, const vocis_cue *c) {
+    speak_ui *ui = user;
+    return ui->subs && cli_subs_write(ui->subs, c) != 0;
+}
 
 static int on_progress(void *user, const vocis_progress *p) {
     speak_ui *ui = user;
@@ -181,8 +188,9 @@ static int speak_streamed(vocis_model *m, const vocis_voice *v, const char *text
 }
 
 /* text (with --stream-text, NULL: read from the file or stdin as it arrives) -> path, written as
- * the audio becomes final, or raw PCM on stdout. 0 ok, else 1 with the error printed. */
-static int speak_to(speak_job *j, const char *text, const char *path) {
+ * the audio becomes final, or raw PCM on stdout; subs_path (NULL = none) gets its cues.
+ * 0 ok, else 1 with the error printed. */
+static int speak_to(speak_job *j, const char *text, const char *path, const char *subs_path) {
     speak_ui *ui = j->ui;
     vx_audio_file file;
     vx_audio_fmt fmt = VX_AUDIO_WAV16;
@@ -194,6 +202,14 @@ static int speak_to(speak_job *j, const char *text, const char *path) {
             return cli_error("speak", "%s", ui->file_err.msg);
         ui->file = &file;
     }
+    cli_subs subs;
+    if (subs_path && cli_subs_open(&subs, subs_path, (cli_subs_format)cli_subs_format_of(subs_path))) {
+        cli_subs_close(&subs);
+        if (ui->file) vx_audio_file_abort(&file);
+        ui->file = NULL;
+        return cli_error("speak", "%s: cannot write: %s", subs_path, strerror(subs.err));
+    }
+    ui->subs = subs_path ? &subs : NULL;
     vocis_audio a = {0}; /* the audio goes through on_audio: none is kept but a VibeVoice script's */
     int sret = 0, rc = 0;
     const int ok = j->nvoices > 1 ? vocis_speak_script(j->m, j->vs, j->nvoices, text, j->o, &a) == VOCIS_OK
@@ -206,6 +222,8 @@ static int speak_to(speak_job *j, const char *text, const char *path) {
         if (seconds > 0) snprintf(kept, sizeof kept, " (%s keeps the audio written before)", path);
         if (ui->tty && !ui->quiet) fputc('\n', stderr);
         if (sret == 2) rc = 1;
+        else if (ui->subs && ui->subs->err)
+            rc = cli_error("speak", "%s: write failed: %s", subs_path, strerror(ui->subs->err));
         else if (ui->file_st) rc = cli_error("speak", "%s%s", ui->file_err.msg, kept);
         else if (ui->write_failed) rc = cli_error("speak", "writing to stdout failed: %s", strerror(ui->write_failed));
         else rc = cli_error("speak", "%s%s", vocis_errmsg(j->m), kept);
@@ -220,6 +238,10 @@ static int speak_to(speak_job *j, const char *text, const char *path) {
     const vocis_checkpoint_options *ck = j->o->checkpoint;
     if (!rc && ck && ck->path) unlink(ck->path); /* the job is done: nothing left to resume */
     ui->file = NULL;
+    if (ui->subs && cli_subs_close(ui->subs) && !rc)
+        rc = cli_error("speak", "%s: write failed: %s", subs_path, strerror(subs.err));
+    if (ui->subs && !ok && !subs.written) unlink(subs_path); /* a run that failed before its first cue */
+    ui->subs = NULL;
     return rc;
 }
 
@@ -237,15 +259,16 @@ static char *chapter_path(const char *out, int k, int n) {
 }
 
 /* --chapters: each chapter of text spoken into its own file, in order. 0 ok, else 1 (printed). */
-static int speak_chapters(speak_job *j, const char *text, const char *out) {
+static int speak_chapters(speak_job *j, const char *text, const char *out, const char *subs_out) {
     vx_chunks ch;
     vx_err err = {0};
     if (vx_split_chapters(text, &ch, &err) != VOCIS_OK) return cli_error("speak", "%s", err.msg);
     int rc = ch.n ? 0 : cli_error("speak", "text is empty");
     for (int k = 0; k < ch.n && !rc; k++) {
-        char *path = chapter_path(out, k, ch.n);
-        rc = path ? speak_to(j, ch.text[k], path) : cli_error("speak", "out of memory");
+        char *path = chapter_path(out, k, ch.n), *subs = subs_out ? chapter_path(subs_out, k, ch.n) : NULL;
+        rc = path && (subs || !subs_out) ? speak_to(j, ch.text[k], path, subs) : cli_error("speak", "out of memory");
         free(path);
+        free(subs);
     }
     vx_chunks_free(&ch);
     return rc;
@@ -256,6 +279,7 @@ int cmd_speak(int argc, char **argv) {
     cli_list voices = {voice_list, 0, MAX_VOICES};
     const char *model = NULL, *text = NULL, *text_file = NULL, *out = NULL, *format = NULL;
     const char *config = NULL, *precision = NULL, *language = NULL, *kv_s = NULL, *speculate_s = NULL;
+    const char *subtitles = NULL;
     int voice_cache_mb = 0;
     vocis_speak_options o;
     vocis_speak_options_default(&o);
@@ -326,6 +350,9 @@ int cmd_speak(int argc, char **argv) {
          "seconds of generated audio between checkpoints (60)", 0, 1e9},
         {"--resume", CLI_STR, &ck.resume_path,
          "continue the job of this checkpoint (same command line); the output keeps the audio it recorded", 0, -1},
+        {"--subtitles", CLI_STR, &subtitles,
+         "also write timed text, FILE.srt (SubRip) or FILE.vtt (WebVTT): a cue per Chatterbox text chunk, per "
+         "VibeVoice script turn (attributed by a rule: README); with --chapters one file per chapter", 0, -1},
         {"--quiet|-q", CLI_FLAG, &ui.quiet, "no progress on stderr", 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
@@ -358,6 +385,13 @@ int cmd_speak(int argc, char **argv) {
     ck.every_s = checkpoint_every;
     ck.on_checkpoint = on_checkpoint;
     if (ck.path) o.checkpoint = &ck;
+    if (subtitles && cli_subs_format_of(subtitles) < 0)
+        return cli_error("speak", "--subtitles %s: the extension must be .srt (SubRip) or .vtt (WebVTT)", subtitles), 2;
+    if (subtitles && stream_text)
+        return cli_error("speak", "--subtitles is not available with --stream-text (VibeVoice-Realtime reports no cues)"), 2;
+    if (subtitles && (ck.path || ck.resume_path))
+        return cli_error("speak", "--subtitles is not available with %s yet: the cues made before a resume point "
+                                  "would not be kept", ck.path ? "--checkpoint" : "--resume"), 2;
     ui.raw_stdout = !strcmp(out, "-");
     ui.f32 = !strcmp(format, "f32");
     if (stream_first && !stream) return cli_error("speak", "--stream-first needs --stream"), 2;
@@ -383,6 +417,7 @@ int cmd_speak(int argc, char **argv) {
     o.on_progress = on_progress;
     o.on_audio = on_audio;
     o.on_warning = on_warning;
+    o.on_cue = on_cue;
     o.user = &ui;
 
     vocis_open_options oo = {threads, config, prec, kvc, voice_cache_mb};
@@ -400,6 +435,12 @@ int cmd_speak(int argc, char **argv) {
         vocis_speak_options_for_model(m, &d);
         if (isnan(o.vv.cfg_scale)) o.vv.cfg_scale = d.vv.cfg_scale;
         if (!o.vv.diffusion_steps) o.vv.diffusion_steps = d.vv.diffusion_steps;
+    }
+    if (ok && subtitles && !strcmp(vocis_model_kind(m), "vibevoice-realtime")) {
+        cli_error("speak", "--subtitles: VibeVoice-Realtime reports no cues (Chatterbox and VibeVoice 1.5B / 7B do)");
+        vocis_model_close(m);
+        free(owned_text);
+        return 2;
     }
     if (ok && nvoices > 1 && strcmp(vocis_model_kind(m), "vibevoice")) {
         cli_error("speak", "%s speaks with one voice: %d --voice options were given",
@@ -422,7 +463,7 @@ int cmd_speak(int argc, char **argv) {
         else rc = cli_error("speak", "%s", vocis_errmsg(m));
     } else {
         speak_job job = {m, v, (const vocis_voice *const *)vs, nvoices, stream_text, text_file, format, &o, &ui};
-        rc = chapters ? speak_chapters(&job, text, out) : speak_to(&job, text, out);
+        rc = chapters ? speak_chapters(&job, text, out, subtitles) : speak_to(&job, text, out, subtitles);
         if (!rc) cli_print_seed("speak", seed, o.t3.seed, ui.quiet);
     }
     for (int i = 0; i < nvoices; i++) vocis_voice_free(vs[i]);

@@ -68,6 +68,16 @@ int main(void) {
     F(vocis_speak_options, on_warning);
     F(vocis_speak_options, stream_tokens);
     F(vocis_speak_options, checkpoint);
+    F(vocis_speak_options, on_cue);
+
+    S(vocis_cue);
+    F(vocis_cue, index);
+    F(vocis_cue, text);
+    F(vocis_cue, speaker);
+    F(vocis_cue, start);
+    F(vocis_cue, end);
+    F(vocis_cue, sample_rate);
+    F(vocis_cue, exact);
 
     S(vocis_convert_options);
     F(vocis_convert_options, seed);

@@ -35,6 +35,19 @@ ON_AUDIO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes
                             ctypes.c_int)
 
 
+class Cue(ctypes.Structure):
+    _fields_ = [("index", ctypes.c_int),
+                ("text", ctypes.c_char_p),
+                ("speaker", ctypes.c_int),
+                ("start", ctypes.c_int64),
+                ("end", ctypes.c_int64),
+                ("sample_rate", ctypes.c_int),
+                ("exact", ctypes.c_int)]
+
+
+ON_CUE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(Cue))
+
+
 class OpenOptions(ctypes.Structure):
     _fields_ = [("threads", ctypes.c_int),
                 ("config_path", ctypes.c_char_p),
@@ -83,7 +96,8 @@ class SpeakOptions(ctypes.Structure):
                 ("user", ctypes.c_void_p),
                 ("on_warning", ON_WARNING),
                 ("stream_tokens", ctypes.c_int),
-                ("checkpoint", ctypes.c_void_p)]
+                ("checkpoint", ctypes.c_void_p),
+                ("on_cue", ON_CUE)]
 
 
 class ConvertOptions(ctypes.Structure):
@@ -110,6 +124,7 @@ STRUCTS = {
     "vocis_speak_options": SpeakOptions,
     "vocis_convert_options": ConvertOptions,
     "vocis_audio": Audio,
+    "vocis_cue": Cue,
 }
 
 # ---- functions ---------------------------------------------------------------
