@@ -74,7 +74,9 @@ enum {
 };
 
 /* Storage of the transformer KV caches for vocis_open_options.kv_cache:
- *   VOCIS_KV_F32   float32 keys and values (upstream's arithmetic; the default);
+ *   VOCIS_KV_DEFAULT (0) float32, except a VibeVoice 1.5B / 7B generation whose caches may
+ *                  grow past 16384 positions (its prompt + token cap): bf16 (a warning says so);
+ *   VOCIS_KV_F32   float32 keys and values (upstream's arithmetic);
  *   VOCIS_KV_BF16  keys (after RoPE) and values rounded to bf16 as they are cached: half
  *                  the cache memory and bandwidth (long contexts), float32 attention
  *                  arithmetic; output close to, not identical with, float32.
@@ -88,7 +90,7 @@ typedef struct vocis_open_options {
     int threads;             /* worker threads; 0 = number of physical cores */
     const char *config_path; /* optional override file for hyper-parameters (NULL = none) */
     int precision;           /* VOCIS_PRECISION_*; 0 = default (exact unless VOCIS_PRECISION says otherwise) */
-    int kv_cache;            /* VOCIS_KV_*; 0 = default (float32) */
+    int kv_cache;            /* VOCIS_KV_*; 0 = default (float32; long VibeVoice generations bf16) */
     /* Chatterbox T3: a voice's conditioning prefix (speaker, prompt speech
      * tokens, emotion) is computed once per (voice, exaggeration) and its
      * K/V reused by every later request and text chunk of that voice, with

@@ -10,3 +10,5 @@ vocis_script_test(cli_vv_long cli/vv_long.sh)
 # Resumable jobs (issue 22 item 4): --checkpoint / --resume of VibeVoice scripts.
 vocis_script_test(cli_vv_resume cli/vv_resume.sh)
 set_tests_properties(cli_vv_resume PROPERTIES TIMEOUT 300)
+# VOCIS_KV_DEFAULT: bf16 caches past 16384 positions, a full 64K-context script
+vocis_script_test(cli_vv_kv_auto cli/vv_kv_auto.sh)

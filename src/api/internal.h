@@ -24,6 +24,7 @@ struct vocis_model {
     int precision;       /* resolved policy of the LM part (kernels/precision.h), set at open */
     int precision_flow;    /* ... of Chatterbox's S3Gen flow */
     int precision_vocoder; /* ... of HiFT */
+    int kv_cache;          /* vocis_open_options.kv_cache as given (VOCIS_KV_DEFAULT: VibeVoice chooses per generation) */
     vx_cb_config cfg;
     vx_tokenizer *tok;
     vx_t3 t3;

@@ -111,6 +111,7 @@ vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, v
     const int kv = opts ? opts->kv_cache : VOCIS_KV_DEFAULT;
     if (kv < VOCIS_KV_DEFAULT || kv > VOCIS_KV_BF16)
         return vx_fail(vx_api_err(m), VOCIS_E_ARG, "unknown KV-cache storage %d (VOCIS_KV_F32 or VOCIS_KV_BF16)", kv);
+    m->kv_cache = kv;
     if (!dir || !*dir) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no model folder given");
     snprintf(m->dir, sizeof m->dir, "%s", dir);
     if (access(dir, F_OK) != 0) return vx_fail(vx_api_err(m), VOCIS_E_IO, "%s: model folder not found", dir);

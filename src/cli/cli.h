@@ -85,7 +85,9 @@ int cli_speculate(const char *cmd, const char *s, int *out);
     "the tokens are plain decoding's either way, only the speed changes"
 #define CLI_VOICE_CACHE_HELP \
     "Chatterbox: memory for voices' conditioning prefixes computed once and reused, in MiB (256; -1 = none)"
-#define CLI_KV_HELP "KV-cache storage: f32 (default, exact) or bf16 (half the cache memory; long contexts)"
+#define CLI_KV_HELP                                                                                      \
+    "KV-cache storage: f32 (exact) or bf16 (half the cache memory; long contexts); default f32, except a " \
+    "VibeVoice 1.5B/7B generation that may pass 16384 positions: bf16"
 
 /* Subcommands: each returns the process exit status. */
 int cmd_tokenize(int argc, char **argv);

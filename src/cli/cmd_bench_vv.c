@@ -17,6 +17,7 @@
 #include "models/synthetic.h"
 #include "models/vibevoice/diffusion.h"
 #include "models/vibevoice/dpm_solver.h"
+#include "models/vibevoice/generate.h"
 #include "models/vibevoice/lm.h"
 #include "models/vibevoice/vae.h"
 
@@ -185,15 +186,12 @@ int bench_vibevoice(int argc, char **argv) {
         parts_free(&p);
         return cli_error("bench vibevoice", "%s", err.msg);
     }
-    vx_tf_set_kv(&p.lm.tf, kvc == VOCIS_KV_BF16 ? VX_KV_BF16 : VX_KV_F32);
     const vx_tf *tf = &p.lm.tf;
     const int64_t H = tf->dim, D = p.cfg.acoustic_vae_dim, SD = p.cfg.semantic_vae_dim, hop = 3200;
     printf("model: synthetic VibeVoice-%s (%d layers, hidden %lld), %s weights, %d threads\n", size, tf->n_layers,
            (long long)H, dtype, threads);
     printf("precision: %s\n", vx_precision_name(prec));
     printf("setup: %.1f s\n", vx_now_s() - t0);
-    printf("kv_cache: %s (%zu B per position per sequence)\n", vx_kv_name(kvc == VOCIS_KV_BF16 ? VX_KV_BF16 : VX_KV_F32),
-           vx_kv_bytes_per_token(tf));
     fflush(stdout);
 
     vx_dpm dpm = {0};
@@ -218,6 +216,12 @@ int bench_vibevoice(int argc, char **argv) {
     char note[256];
     for (int c = 0; c < nctx; c++) { /* each context with caches of its own size: its resident set too */
         const int64_t ctx = ctxs[c];
+        /* no --kv: speak's default choice, bf16 past VX_VV_KV_AUTO_BF16_POSITIONS */
+        const int bf16 = kvc == VOCIS_KV_BF16 || (kvc == VOCIS_KV_DEFAULT && ctx > VX_VV_KV_AUTO_BF16_POSITIONS);
+        vx_tf_set_kv(&p.lm.tf, bf16 ? VX_KV_BF16 : VX_KV_F32);
+        printf("kv_cache_ctx%lld: %s (%zu B per position per sequence%s)\n", (long long)ctx,
+               vx_kv_name(bf16 ? VX_KV_BF16 : VX_KV_F32), vx_kv_bytes_per_token(tf),
+               kvc == VOCIS_KV_DEFAULT ? "; the default choice" : "");
         vx_kv_free(&kv);
         if ((st = vx_kv_init(&kv, tf, 2, 0, &err)) || (st = vx_kv_reserve(&kv, ctx + frames + 8, &err))) goto done;
         if ((st = vx_kv_fill_synthetic(&kv, ctx, &err))) goto done;

@@ -362,6 +362,17 @@ done:
 
 /* ---- generate() --------------------------------------------------------------- */
 
+/* the positions generate() may fill from a prompt of L tokens: the prompt and its token cap */
+static int64_t max_steps_of(const vx_vv_model *m, int64_t L, const vx_vv_gen_opts *o) {
+    const int64_t cap = token_cap(L, o), room = m->lm.max_positions - L;
+    return room < cap ? room : cap;
+}
+
+int vx_vv_kv_bf16(const vx_vv_model *m, int64_t L, const vx_vv_gen_opts *o) {
+    if (m->lm.tf.kv_dtype == VX_BF16) return 1;
+    return o->kv_bf16_above > 0 && L + max_steps_of(m, L, o) > o->kv_bf16_above;
+}
+
 vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const vx_vv_gen_opts *o, float **audio,
                             int64_t *n_audio, int32_t **out_ids, int64_t *n_ids, vx_err *err) {
     *audio = NULL;
@@ -378,7 +389,9 @@ vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const 
                        (long long)L, (long long)maxpos);
     if (!o->rng && (!o->inj_frame_noise || (in->n_voices && (!o->inj_prompt_noise || !o->inj_prompt_std_noise))))
         return vx_fail(err, VOCIS_E_ARG, "generate: no random generator and no injected noise");
-    const int64_t cap = token_cap(L, o), max_steps = maxpos - L < cap ? maxpos - L : cap;
+    const int64_t max_steps = max_steps_of(m, L, o);
+    vx_tf kv_stack = *tf; /* the caches' storage: the stack's, or bf16 by kv_bf16_above */
+    if (vx_vv_kv_bf16(m, L, o)) kv_stack.kv_dtype = VX_BF16;
 
     /* the four allowed tokens, by increasing id (torch.argmax keeps the first maximum) */
     const int32_t want[4] = {pr->speech_start_id, pr->speech_end_id, pr->speech_diffusion_id, pr->eos_id};
@@ -411,7 +424,7 @@ vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const 
     if (!st && (!x || !pair || !inp || !hpos || !hneg || !nxt || !emb2 || !lat || !z || !pcm || !sem || !gen))
         st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     if (!st) st = vx_dpm_init(&dpm, &m->cfg, o->n_steps, err);
-    if (!st) st = vx_kv_init(&kv, tf, 2, maxpos, err); /* slot 0: positive, 1: negative */
+    if (!st) st = vx_kv_init(&kv, &kv_stack, 2, maxpos, err); /* slot 0: positive, 1: negative */
     if (!st) st = vx_vv_vae_stream_new(m->acoustic, &ast, err);
     if (!st) st = vx_vv_vae_stream_new(m->semantic, &sst, err);
     if (!st && ck && ck->resume) { /* the checkpoint's caches and position instead of the prompt */

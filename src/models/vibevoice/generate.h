@@ -95,7 +95,14 @@ typedef struct vx_vv_gen_opts {
     vx_st_writer *trace; /* NULL, or receives golden-named tensors of 08_e2e */
     int nthreads;
     struct vx_vv_gen_ckpt *ckpt; /* resumable jobs: NULL = none */
+    /* > 0: a generation whose caches may grow past this many positions (prompt + token cap) keeps
+     * them in bf16 (VOCIS_KV_DEFAULT's choice, VX_VV_KV_AUTO_BF16_POSITIONS); 0: the stack's kv_dtype */
+    int64_t kv_bf16_above;
 } vx_vv_gen_opts;
+
+/* Where VOCIS_KV_DEFAULT switches a VibeVoice generation's KV caches to bf16: past 16K positions
+ * a float32 CFG pair holds 1.75 GiB (7 GiB at the 1.5B's 64K context), bf16 half of that. */
+#define VX_VV_KV_AUTO_BF16_POSITIONS 16384
 
 /* The loop's whole state at a frame boundary, after the forward of the next step's input: what a
  * checkpoint of a resumable job saves (generate_ckpt.c) and a resumed loop continues from. */
@@ -158,6 +165,10 @@ vocis_status vx_vv_plan_sessions(const vx_vv_model *m, const vx_vv_request *r, c
  * (the whole script's session gives exactly vx_vv_prepare's inputs). */
 vocis_status vx_vv_session_inputs(const vx_vv_model *m, const vx_vv_request *r, const vx_vv_session *s,
                                   vx_vv_inputs *out, vx_err *err);
+
+/* 1 when a generation from a prompt of L tokens keeps its caches in bf16 (o->kv_bf16_above, or the
+ * LM stack's kv_dtype), else 0. */
+int vx_vv_kv_bf16(const vx_vv_model *m, int64_t L, const vx_vv_gen_opts *o);
 
 /* Runs generate() on processed inputs. *audio (malloc'd) receives the
  * concatenated frames (24 kHz), *ids (malloc'd, may be NULL) the generated
