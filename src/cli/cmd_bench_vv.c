@@ -192,6 +192,8 @@ int bench_vibevoice(int argc, char **argv) {
            (long long)H, dtype, threads);
     printf("precision: %s\n", vx_precision_name(prec));
     printf("setup: %.1f s\n", vx_now_s() - t0);
+    const double rss_weights = bench_rss_now_mib();
+    printf("rss_weights: %.0f MiB (the process with its weights, before any cache)\n", rss_weights);
     fflush(stdout);
 
     vx_dpm dpm = {0};
@@ -273,8 +275,9 @@ int bench_vibevoice(int argc, char **argv) {
         bench_print_stats(label, total, frames, 1e3, 1, "ms", "%s", note);
         snprintf(label, sizeof label, "rtf%s", ctx_sfx);
         bench_print_stats(label, total, frames, 24000.0 / hop, 2, "", "frame time / 133.3 ms");
-        printf("rss_ctx%lld: %.0f MiB (KV caches %.0f MiB)\n", (long long)ctx, bench_rss_now_mib(),
-               2.0 * (double)kv.cap * (double)vx_kv_bytes_per_token(tf) / 1048576.0);
+        const double rss = bench_rss_now_mib(), kv_mib = 2.0 * (double)kv.cap * (double)vx_kv_bytes_per_token(tf) / 1048576.0;
+        printf("rss_ctx%lld: %.0f MiB (KV caches %.0f MiB; beyond weights + KV %.0f MiB)\n", (long long)ctx, rss, kv_mib,
+               rss - rss_weights - kv_mib);
         fflush(stdout);
     }
 
