@@ -275,7 +275,9 @@ int bench_vibevoice(int argc, char **argv) {
         bench_print_stats(label, total, frames, 1e3, 1, "ms", "%s", note);
         snprintf(label, sizeof label, "rtf%s", ctx_sfx);
         bench_print_stats(label, total, frames, 24000.0 / hop, 2, "", "frame time / 133.3 ms");
-        const double rss = bench_rss_now_mib(), kv_mib = 2.0 * (double)kv.cap * (double)vx_kv_bytes_per_token(tf) / 1048576.0;
+        /* the positions held (capacity past them is reserved, not touched) */
+        const double rss = bench_rss_now_mib(),
+                     kv_mib = (double)(kv.len[0] + kv.len[1]) * (double)vx_kv_bytes_per_token(tf) / 1048576.0;
         printf("rss_ctx%lld: %.0f MiB (KV caches %.0f MiB; beyond weights + KV %.0f MiB)\n", (long long)ctx, rss, kv_mib,
                rss - rss_weights - kv_mib);
         fflush(stdout);
