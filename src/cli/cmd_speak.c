@@ -391,7 +391,7 @@ int cmd_speak(int argc, char **argv) {
         return cli_error("speak", "--subtitles is not available with --stream-text (VibeVoice-Realtime reports no cues)"), 2;
     if (subtitles && (ck.path || ck.resume_path))
         return cli_error("speak", "--subtitles is not available with %s yet: the cues made before a resume point "
-                                  "would not be kept", ck.path ? "--checkpoint" : "--resume"), 2;
+                                  "would not be kept", ck.resume_path ? "--resume" : "--checkpoint"), 2;
     ui.raw_stdout = !strcmp(out, "-");
     ui.f32 = !strcmp(format, "f32");
     if (stream_first && !stream) return cli_error("speak", "--stream-first needs --stream"), 2;
