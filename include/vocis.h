@@ -291,7 +291,9 @@ typedef struct vocis_speak_options {
     int stream_tokens;
     /* Resumable long jobs (NULL = none): see vocis_checkpoint_options. */
     const struct vocis_checkpoint_options *checkpoint;
-    /* Timed text (subtitles), NULL = none: called once per cue, in order; return non-zero to cancel. */
+    /* Timed text (subtitles), NULL = none: called once per cue, in order; return non-zero to cancel.
+     * A resumed job (checkpoint.resume_path) first reports again the cues made before its
+     * checkpoint, so the caller gets the whole job's cues as from one uninterrupted run. */
     int (*on_cue)(void *user, const vocis_cue *cue);
 } vocis_speak_options;
 enum { VOCIS_STREAM_AUTO = -1 };

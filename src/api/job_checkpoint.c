@@ -162,8 +162,9 @@ vocis_status vx_api_cb_job_ckpt_step(vocis_model *m, vx_job_ckpt *jc, const vx_c
         {"cb.state", state, sizeof state},
         {"rng", rng, sizeof rng},
         {"cb.tail", s->tail, s->ntail * sizeof(float)},
+        vx_cue_log_piece(s->cues),
     };
-    return vx_api_job_ckpt_save(m, jc, s->written, pieces, 3);
+    return vx_api_job_ckpt_save(m, jc, s->written, pieces, 4);
 }
 
 vocis_status vx_api_cb_job_ckpt_resume(vocis_model *m, vx_job_ckpt *jc, int n_chunks, vx_cb_job_state *s,
@@ -190,6 +191,11 @@ vocis_status vx_api_cb_job_ckpt_resume(vocis_model *m, vx_job_ckpt *jc, int n_ch
                          "samples)", path, (long long)st[ST_NEXT], (long long)st[ST_NCHUNKS], (long long)st[ST_WRITTEN]);
     }
     if (!rc) rc = vx_ckpt_section(&ck, "cb.tail", (uint64_t)st[ST_NTAIL] * sizeof(float), &p_tail, NULL, err);
+    if (!rc) /* the cues of chunks [0, next): each ends by the samples made then */
+        rc = vx_cue_log_load(s->cues, &ck, st[ST_NEXT], 0, st[ST_TOTAL], err);
+    if (!rc && s->cues->n != st[ST_NEXT])
+        rc = vx_fail(err, VOCIS_E_FORMAT, "%s: %lld cues for %lld chunks", path, (long long)s->cues->n,
+                     (long long)st[ST_NEXT]);
     if (!rc && vx_rng_state_load(&s->rng, p_rng) != 0)
         rc = vx_fail(err, VOCIS_E_FORMAT, "%s: the random generator's state is invalid", path);
     float *tail = NULL;

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api/cue_log.h"
 #include "api/internal.h"
 #include "base/hash.h"
 #include "io/checkpoint.h"
@@ -51,6 +52,7 @@ typedef struct vx_cb_job_state {
     size_t ntail;
     int64_t written, total; /* samples emitted to on_audio / made */
     int text_tokens, speech_tokens;
+    vx_cue_log *cues; /* the chunks' cues so far (saved; loaded on resume) */
 } vx_cb_job_state;
 
 /* After chunk s->next_chunk - 1: saves a checkpoint when one is due (on_checkpoint first). */

@@ -908,13 +908,15 @@ done:
     return st;
 }
 
-/* Chunk k's cue: from where the previous one ended (*start) to end; the next one starts there. */
-static vocis_status chunk_cue(const vocis_speak_options *o, int k, const char *text, int64_t *start, int64_t end,
+/* Chunk k's cue: from where the previous one ended (log's last cue) to end; to on_cue, and into
+ * the log when the job is checkpointed (log non-NULL). */
+static vocis_status chunk_cue(const vocis_speak_options *o, vx_cue_log *log, int k, const char *text, int64_t end,
                               vx_err *err) {
-    if (end < *start) end = *start;
-    const vocis_cue c = {k, text, -1, *start, end, VX_HIFT_SR, 1};
-    *start = end;
-    return o->on_cue(o->user, &c) ? vx_fail(err, VOCIS_E_CANCELLED, "synthesis cancelled") : VOCIS_OK;
+    const int64_t start = log->n ? log->v[log->n - 1].end : 0;
+    if (end < start) end = start;
+    const vocis_cue c = {k, text, -1, start, end, VX_HIFT_SR, 1};
+    VX_TRY(vx_cue_log_add(log, &c, k, err));
+    return o->on_cue && o->on_cue(o->user, &c) ? vx_fail(err, VOCIS_E_CANCELLED, "synthesis cancelled") : VOCIS_OK;
 }
 
 /* out NULL: the audio goes to opts->on_audio only; Chatterbox then holds no more than a chunk's
@@ -951,6 +953,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     }
     const vx_cb_conds *v = &voice->conds;
     vx_chunks chunks = {0};
+    vx_cue_log cues = {0}; /* the cues so far: each starts where the last ended */
     vx_join join;
     vx_join_init(&join, (size_t)(o.crossfade_ms * 1e-3f * VX_HIFT_SR), out != NULL, &o);
     vocis_status st = check_voice_handle(m, voice);
@@ -973,7 +976,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
         goto done;
     }
     vx_job_ckpt jc;
-    vx_cb_job_state js = {.n_chunks = chunks.n};
+    vx_cb_job_state js = {.n_chunks = chunks.n, .cues = &cues};
     if ((st = vx_api_cb_job_ckpt_init(m, v, text, &o, out != NULL, &jc))) goto done;
     if ((st = vx_api_cb_job_ckpt_resume(m, &jc, chunks.n, &js, &join.acc))) goto done;
     if (join.acc) { /* continue where the checkpoint was taken: its random stream, tail and counters */
@@ -982,9 +985,10 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
         join.total = (size_t)js.total;
         c.p.text_tokens = js.text_tokens;
         c.p.speech_tokens = js.speech_tokens;
+        /* the cues made before the checkpoint first, so that the caller's subtitles are whole */
+        if ((st = vx_cue_log_replay(&cues, (const char *const *)chunks.text, VX_HIFT_SR, o.on_cue, o.user, err)))
+            goto done;
     }
-    /* the cue of the chunk before the resume point ended in the middle of the tail held then */
-    int64_t cue_start = js.next_chunk > 0 ? (int64_t)(join.total - (join.nacc < join.xfade ? join.nacc : join.xfade) / 2) : 0;
     for (int k = js.next_chunk; k < chunks.n; k++) {
         c.p.chunk = k;
         vx_join_begin(&join, k, k + 1 == chunks.n);
@@ -1000,8 +1004,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
         if (st) goto done;
         /* its cue ends in the middle of the crossfade the next chunk will make over the held tail */
         const size_t held = join.nacc - join.emitted, tail = k + 1 < chunks.n ? (held < join.xfade ? held : join.xfade) : 0;
-        if (o.on_cue && (st = chunk_cue(&o, k, chunks.n == 1 ? text : chunks.text[k], &cue_start,
-                                        (int64_t)(join.total - tail / 2), err)))
+        if ((st = chunk_cue(&o, &cues, k, chunks.n == 1 ? text : chunks.text[k], (int64_t)(join.total - tail / 2), err)))
             goto done;
         /* samples given to on_audio: all made but those held back */
         js.written = (int64_t)(join.total - (join.nacc - join.emitted));
@@ -1021,6 +1024,7 @@ vocis_status vocis_speak(vocis_model *m, const vocis_voice *voice, const char *t
     }
 done:
     vx_join_free(&join);
+    vx_cue_log_free(&cues);
     vx_chunks_free(&chunks);
     vocis_voice_free(own);
     return st;

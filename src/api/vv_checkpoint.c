@@ -39,7 +39,7 @@ vocis_status vx_api_vv_job_save(vx_vv_gen_ckpt *g, const vx_vv_gen_state *s, vx_
     vx_vv_job *j = g->user;
     (void)err;
     if (!j->jc.opts->path) return VOCIS_OK;
-    const int max = 1 + vx_vv_gen_state_max_pieces(s);
+    const int max = 3 + vx_vv_gen_state_max_pieces(s);
     vx_ckpt_piece *pieces = vx_malloc(vx_api_err(j->m), sizeof *pieces * (size_t)max, "checkpoint sections");
     if (!pieces) return VOCIS_E_NOMEM;
     int64_t job[J_N] = {j->session, j->n_sessions, j->before, j->text_tokens, j->ctx_p->speech_tokens,
@@ -48,12 +48,32 @@ vocis_status vx_api_vv_job_save(vx_vv_gen_ckpt *g, const vx_vv_gen_state *s, vx_
     uint8_t rng[VX_RNG_STATE_BYTES];
     int n = 0;
     pieces[0] = (vx_ckpt_piece){"vv.job", job, sizeof job};
-    vx_vv_gen_state_pieces(s, words, rng, pieces + 1, &n);
+    pieces[1] = vx_cue_log_piece(j->cues);
+    pieces[2] = (vx_ckpt_piece){"vv.energy", j->energy->v, sizeof(float) * (uint64_t)j->energy->n};
+    vx_vv_gen_state_pieces(s, words, rng, pieces + 3, &n);
     const int64_t written = j->before + s->samples;
-    vocis_status st = vx_api_job_ckpt_save(j->m, &j->jc, written, pieces, n + 1);
+    vocis_status st = vx_api_job_ckpt_save(j->m, &j->jc, written, pieces, n + 3);
     free(pieces);
     g->next_at = j->jc.next_at - j->before; /* the generation counts its own samples */
     return st;
+}
+
+/* The resumed session's frame energies so far: one per frame, finite and >= 0. */
+static vocis_status load_energy(vx_vv_job *j, vx_err *err) {
+    const void *p;
+    uint64_t size;
+    VX_TRY(vx_ckpt_section(&j->ck, "vv.energy", UINT64_MAX, &p, &size, err));
+    const int64_t n = (int64_t)(size / sizeof(float));
+    if (size % sizeof(float) || (uint64_t)n > j->ck.samples)
+        return vx_fail(err, VOCIS_E_FORMAT, "%s: section 'vv.energy' of %llu bytes does not fit the %llu samples",
+                       j->ck.name, (unsigned long long)size, (unsigned long long)j->ck.samples);
+    j->energy->n = 0;
+    if (n && vx_flist_add(j->energy, p, n)) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    for (int64_t i = 0; i < n; i++)
+        if (!(j->energy->v[i] >= 0.0f && j->energy->v[i] <= 3.4e38f))
+            return vx_fail(err, VOCIS_E_FORMAT, "%s: frame energy %lld is not a finite number >= 0", j->ck.name,
+                           (long long)i);
+    return VOCIS_OK;
 }
 
 vocis_status vx_api_vv_job_resume(vx_vv_job *j, int n_sessions) {
@@ -73,6 +93,8 @@ vocis_status vx_api_vv_job_resume(vx_vv_job *j, int n_sessions) {
             st = vx_fail(err, VOCIS_E_FORMAT, "%s: the VibeVoice job state is inconsistent (session %lld of %lld)",
                          j->ck.name, (long long)job[J_SESSION], (long long)job[J_N_SESSIONS]);
     }
+    if (!st) st = vx_cue_log_load(j->cues, &j->ck, j->n_lines, j->n_speakers, job[J_BEFORE], err);
+    if (!st) st = load_energy(j, err);
     if (st) {
         vx_ckpt_free(&j->ck);
         return st;

@@ -6,6 +6,7 @@
 #define VX_API_VV_CHECKPOINT_H
 
 #include "api/job_checkpoint.h"
+#include "base/flist.h"
 #include "models/vibevoice/generate.h"
 
 typedef struct vx_vv_job {
@@ -19,6 +20,11 @@ typedef struct vx_vv_job {
     const vocis_progress *ctx_p; /* the live progress counters */
     int resuming, resume_session;
     vx_ckpt ck;           /* the checkpoint being resumed */
+    /* the cues of the sessions before (script lines, speakers below n_speakers) and the current
+     * session's frame energies (the turn rule's input): saved, and loaded on resume */
+    vx_cue_log *cues;
+    vx_flist *energy;
+    int n_lines, n_speakers;
 } vx_vv_job;
 
 /* The job's id; j->jc.opts NULL when no checkpoint is asked for. */

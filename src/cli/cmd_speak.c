@@ -389,9 +389,6 @@ int cmd_speak(int argc, char **argv) {
         return cli_error("speak", "--subtitles %s: the extension must be .srt (SubRip) or .vtt (WebVTT)", subtitles), 2;
     if (subtitles && stream_text)
         return cli_error("speak", "--subtitles is not available with --stream-text (VibeVoice-Realtime reports no cues)"), 2;
-    if (subtitles && (ck.path || ck.resume_path))
-        return cli_error("speak", "--subtitles is not available with %s yet: the cues made before a resume point "
-                                  "would not be kept", ck.resume_path ? "--resume" : "--checkpoint"), 2;
     ui.raw_stdout = !strcmp(out, "-");
     ui.f32 = !strcmp(format, "f32");
     if (stream_first && !stream) return cli_error("speak", "--stream-first needs --stream"), 2;

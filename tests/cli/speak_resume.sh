@@ -18,7 +18,7 @@ for i in $(seq 1 24); do printf 'Sentence number %d is here. ' "$i"; done >"$S/b
 JOB=("$VOCIS" speak --model "$M" --seed 7 -q --threads 1 --chunk-chars 40 --text-file "$S/book.txt")
 job() { "${JOB[@]}" "$@"; }
 
-job -o "$S/full.wav" || { echo "FAIL the uninterrupted run"; exit 1; }
+job -o "$S/full.wav" --subtitles "$S/full.srt" || { echo "FAIL the uninterrupted run"; exit 1; }
 
 N=$(( ($(stat -c %s "$S/full.wav") - 44) / 2 ))
 targets() { # three ascending random sample counts within the job's audio
@@ -31,8 +31,14 @@ targets() { # three ascending random sample counts within the job's audio
 for round in 1 2; do
     targets >"$S/targets"; t=$(cat "$S/targets")
     echo "     round $round: kills after checkpoints at $t of $N samples"
+    subs=() # round 2 also writes subtitles: the resumed job's file is the uninterrupted run's
+    [ $round -eq 2 ] && subs=(--subtitles "$S/job.srt") && rm -f "$S/job.srt"
     killed_and_resumed "round-$round" "$S/full.wav" "$S/job.wav" "$S/job.ckpt" "$t" \
-        "${JOB[@]}" -o "$S/job.wav" --checkpoint "$S/job.ckpt" --checkpoint-every 0.5 || exit 1
+        "${JOB[@]}" -o "$S/job.wav" --checkpoint "$S/job.ckpt" --checkpoint-every 0.5 "${subs[@]}" || exit 1
+    if [ $round -eq 2 ]; then
+        cmp -s "$S/job.srt" "$S/full.srt" || { echo "FAIL round-2: the resumed job's subtitles differ"; diff "$S/job.srt" "$S/full.srt" | head; exit 1; }
+        echo "ok   round-2: the resumed job's subtitles are the uninterrupted run's ($(grep -c -- '-->' "$S/full.srt") cues)"
+    fi
 done
 
 # A checkpoint to refuse: kill a job once it has one.

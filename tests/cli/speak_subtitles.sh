@@ -163,11 +163,6 @@ expect_error realtime "--subtitles: VibeVoice-Realtime reports no cues" \
     "$VOCIS" speak --model "$R/model" --text "Hi." -o "$S/r.wav" --subtitles "$S/r.srt"
 expect_error stream-text "--subtitles is not available with --stream-text" \
     "$VOCIS" speak --model "$R/model" --stream-text -o "$S/r.wav" --subtitles "$S/r.srt"
-expect_error with-checkpoint "--subtitles is not available with --checkpoint yet" \
-    "${speak[@]}" --text "Hi." --seed 3 -o "$S/c.wav" --subtitles "$S/c.srt" --checkpoint "$S/c.ckpt"
-expect_error with-resume "--subtitles is not available with --resume yet" \
-    "${speak[@]}" --text "Hi." --seed 3 -o "$S/c.wav" --subtitles "$S/c.srt" --resume "$S/c.ckpt"
-no_file no-checkpoint-output "$S/c.wav" "$S/c.srt" "$S/c.ckpt"
 # a run refused before its first cue leaves no subtitle file
 expect_error vv-too-long "the script needs" "${SPK[@]}" --config "$S/ctx400.json" --script "$S/four.txt" --seed 29 \
     -o "$S/z.wav" --subtitles "$S/z.srt"

@@ -24,10 +24,12 @@ echo '{"decoder_config": {"max_position_embeddings": 400}}' >"$S/ctx400.json"
 SPK=("$VOCIS" speak --model "$D/model" --voice "$D/inputs/voice_0.wav" --voice "$D/inputs/voice_1.wav" --threads 1 -q
      --script "$S/script.txt")
 
-round() { # NAME SEED FORMAT EXTRA...
-    local name=$1 sd=$2 fmt=$3 n a b
-    shift 3
-    "${SPK[@]}" --seed "$sd" --format "$fmt" "$@" -o "$S/full.wav" || { echo "FAIL $name: the uninterrupted run"; return 1; }
+round() { # NAME SEED FORMAT SUBTITLE-EXTENSION EXTRA...: the resumed job's audio and subtitles are the uninterrupted run's
+    local name=$1 sd=$2 fmt=$3 ext=$4 n a b
+    shift 4
+    rm -f "$S/full.$ext" "$S/job.$ext"
+    "${SPK[@]}" --seed "$sd" --format "$fmt" "$@" -o "$S/full.wav" --subtitles "$S/full.$ext" ||
+        { echo "FAIL $name: the uninterrupted run"; return 1; }
     n=$(( $("$PCM16" "$S/full.wav" | wc -c) / 2 ))
     between $((n / 10)) $((n / 3)); a=$R
     between $((a + 1)) $((a + n / 4)); b=$R
@@ -35,11 +37,14 @@ round() { # NAME SEED FORMAT EXTRA...
     echo "     $name: kills after checkpoints at $a $b $R of $n samples"
     killed_and_resumed "$name" "$S/full.wav" "$S/job.wav" "$S/job.ckpt" "$a $b $R" \
         "${SPK[@]}" --seed "$sd" --format "$fmt" "$@" -o "$S/job.wav" --checkpoint "$S/job.ckpt" \
-        --checkpoint-every 0.2
+        --checkpoint-every 0.2 --subtitles "$S/job.$ext" || return 1
+    cmp -s "$S/job.$ext" "$S/full.$ext" ||
+        { echo "FAIL $name: the resumed job's subtitles differ"; diff "$S/job.$ext" "$S/full.$ext" | head; return 1; }
+    echo "ok   $name: the resumed job's subtitles are the uninterrupted run's ($(grep -c -- '-->' "$S/full.$ext") cues)"
 }
-round vv-wav16 7 wav || fails=$((fails + 1))
-round vv-f32 7 f32 || fails=$((fails + 1))
-round vv-split-turns 17 wav --config "$S/ctx400.json" --split-turns || fails=$((fails + 1))
+round vv-wav16 7 wav srt || fails=$((fails + 1))
+round vv-f32 7 f32 vtt || fails=$((fails + 1))
+round vv-split-turns 17 wav srt --config "$S/ctx400.json" --split-turns || fails=$((fails + 1))
 
 # refusals, from a checkpoint of the first job
 J=("${SPK[@]}" --seed 7 -o "$S/job.wav")

@@ -2,7 +2,7 @@
 /* libFuzzer target: arbitrary bytes as a vocis checkpoint (io/checkpoint.h): vx_ckpt_parse as
  * they are, and again with the footer rewritten to a valid checksum so that mutations reach the
  * section table; every section an accepted file lists must lie inside it, and an "rng" section
- * is loaded as a generator state. */
+ * is loaded as a generator state, a "cues" section as a cue log. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "base/hash.h"
 #include "base/rng.h"
 #include "io/checkpoint.h"
+#include "api/cue_log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -31,6 +32,16 @@ static void check_accepted(const uint8_t *buf, size_t n) {
         uint64_t sz;
         if (vx_ckpt_section(&ck, tag, UINT64_MAX, &p, &sz, &e) != VOCIS_OK) continue; /* a tag with a NUL inside */
         FZ_CHECK((const uint8_t *)p >= buf && sz <= n && (const uint8_t *)p + sz <= buf + n - VX_CKPT_FOOTER);
+        if (!strcmp(tag, "cues")) { /* an accepted cue log is ordered and within its bounds */
+            vx_cue_log l = {0};
+            if (vx_cue_log_load(&l, &ck, 1000, 4, 1 << 20, &e) == VOCIS_OK)
+                for (int64_t k = 0; k < l.n; k++)
+                    FZ_CHECK(l.v[k].ref >= 0 && l.v[k].ref < 1000 && l.v[k].start <= l.v[k].end &&
+                             l.v[k].end <= (1 << 20) && (k == 0 || l.v[k].start >= l.v[k - 1].start));
+            else
+                FZ_CHECK(e.msg[0] && !strchr(e.msg, '\n'));
+            vx_cue_log_free(&l);
+        }
         if (!strcmp(tag, "rng") && sz == VX_RNG_STATE_BYTES) {
             vx_rng r;
             if (vx_rng_state_load(&r, p) == 0) FZ_CHECK(r.index >= 0 && r.index <= 624);
