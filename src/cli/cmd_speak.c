@@ -48,7 +48,10 @@ static char *read_all(FILE *fp, int *too_big) {
 typedef struct {
     int quiet, tty, f32, raw_stdout, write_failed;
     char last_stage[16];
-    double t0; /* start, for the VibeVoice speed figure */
+    double t0;         /* the first progress report: speed and ETA count from there */
+    int first_chunk;   /* the chunk (VibeVoice: session) of that report (a resumed job starts later) */
+    int last_chunk;    /* the chunk of the last plain-log summary line */
+    int64_t samples, samples0; /* audio in the output / there before this run (a resumed job's) */
     vx_audio_file *file; /* -o FILE: the audio goes in as it becomes final */
     vocis_status file_st; /* its write failure (message in file_err) */
     vx_err file_err;
@@ -62,23 +65,55 @@ static int on_cue(void *user, const vocis_cue *c) {
     return ui->subs && cli_subs_write(ui->subs, c) != 0;
 }
 
+/* "1 h 05 min", "12 min", "40 s" */
+static void put_duration(char *buf, size_t n, double s) {
+    if (s >= 3600) snprintf(buf, n, "%d h %02d min", (int)(s / 3600), (int)(s / 60) % 60);
+    else if (s >= 60) snprintf(buf, n, "%d min", (int)(s / 60 + 0.5));
+    else snprintf(buf, n, "%d s", (int)(s + 0.5));
+}
+
+/* The job so far: "4.2 min of audio, 0.45x real time, ETA 1 h 05 min". Speed counts this run's
+ * audio since its first report; the ETA, when chunks (VibeVoice: --split-turns sessions) have been
+ * finished in this run, assumes the rest go at the pace of those (a session's own end is the
+ * model's choice: no ETA within one). */
+static void progress_summary(speak_ui *ui, const vocis_progress *p, int64_t samples, char *buf, size_t n) {
+    const double now = vx_now_s(), el = now - ui->t0, audio = (double)samples / SPEAK_SR;
+    const double made = (double)(samples - ui->samples0) / SPEAK_SR;
+    char eta[48] = "", d[24];
+    const int done = p->chunk - ui->first_chunk;
+    if (done > 0 && p->n_chunks > 1) {
+        put_duration(d, sizeof d, el / done * (p->n_chunks - p->chunk));
+        snprintf(eta, sizeof eta, ", ETA %s", d);
+    }
+    if (audio >= 60) snprintf(d, sizeof d, "%.1f min", audio / 60);
+    else snprintf(d, sizeof d, "%.1f s", audio);
+    snprintf(buf, n, "%s of audio, %.2fx real time%s", d, el > 0 ? made / el : 0.0, eta);
+}
+
 static int on_progress(void *user, const vocis_progress *p) {
     speak_ui *ui = user;
     if (ui->quiet) return 0;
-    char chunk[32] = "";
+    if (!ui->t0) ui->t0 = vx_now_s(), ui->first_chunk = ui->last_chunk = p->chunk;
+    char chunk[32] = "", sum[128];
     if (p->n_chunks > 1) snprintf(chunk, sizeof chunk, "[%d/%d] ", p->chunk + 1, p->n_chunks);
     if (!strcmp(p->stage, "vibevoice")) {
-        if (!ui->t0) ui->t0 = vx_now_s();
-        const double audio = p->n_steps / 24000.0, el = vx_now_s() - ui->t0;
-        if (ui->tty || p->step % 50 == 0)
-            fprintf(stderr, "%svocis speak: %s%d tokens, %d frames, %.1f s of audio, %.2fx real time%s",
-                    ui->tty ? "\r" : "", chunk, p->step, p->n_steps / 3200, audio, el > 0 ? audio / el : 0.0,
-                    ui->tty ? "   " : "\n");
+        if (ui->tty || p->step % 50 == 0) {
+            progress_summary(ui, p, p->n_steps, sum, sizeof sum);
+            fprintf(stderr, "%svocis speak: %s%d tokens, %d frames, %s%s", ui->tty ? "\r" : "", chunk, p->step,
+                    p->n_steps / 3200, sum, ui->tty ? "   " : "\n");
+        }
     } else if (!strcmp(p->stage, "t3")) {
-        if (ui->tty && (p->step % 10 == 0 || p->step == 1))
-            fprintf(stderr, "\rvocis speak: %st3: %d speech tokens", chunk, p->step);
-        else if (!ui->tty && p->step % 100 == 0) /* a log: one plain line per 4 s of speech */
+        if (ui->tty && (p->step % 10 == 0 || p->step == 1)) {
+            progress_summary(ui, p, ui->samples, sum, sizeof sum);
+            fprintf(stderr, "\rvocis speak: %st3: %d speech tokens | %s   ", chunk, p->step, sum);
+        } else if (!ui->tty && p->step % 100 == 0) { /* a log: one plain line per 4 s of speech */
             fprintf(stderr, "vocis speak: %st3: %d speech tokens\n", chunk, p->step);
+        }
+        if (!ui->tty && p->step == 1 && p->chunk > ui->last_chunk) { /* a log: one summary line per chunk */
+            ui->last_chunk = p->chunk;
+            progress_summary(ui, p, ui->samples, sum, sizeof sum);
+            fprintf(stderr, "vocis speak: %s%s\n", chunk, sum);
+        }
     } else if (p->step == 0) {
         fprintf(stderr, ui->tty ? "\rvocis speak: %s%s...            " : "vocis speak: %s%s...\n", chunk, p->stage);
     }
@@ -94,6 +129,7 @@ static void on_warning(void *user, const char *msg) {
 /* Each piece of final audio into the output file, or as raw PCM to stdout. */
 static int on_audio(void *user, const float *x, size_t n, int sr) {
     speak_ui *ui = user;
+    ui->samples += (int64_t)n;
     if (ui->file) {
         if (sr != SPEAK_SR)
             ui->file_st = vx_fail(&ui->file_err, VOCIS_E_INTERNAL, "audio at %d Hz, the file is %d Hz", sr, SPEAK_SR);
@@ -124,8 +160,10 @@ static int on_audio(void *user, const float *x, size_t n, int sr) {
 static int on_checkpoint(void *user, int64_t samples, int resuming) {
     speak_ui *ui = user;
     if (!ui->file) return 1;
-    if (resuming)
+    if (resuming) {
         ui->file_st = vx_audio_file_prefill(ui->file, ui->path, ui->fmt, SPEAK_SR, samples, &ui->file_err);
+        ui->samples = ui->samples0 = samples;
+    }
     else if (fsync(ui->file->out.fd) != 0)
         ui->file_st = vx_fail(&ui->file_err, VOCIS_E_IO, "%s: fsync failed: %s", ui->path, strerror(errno));
     return ui->file_st != VOCIS_OK;
@@ -197,6 +235,7 @@ static int speak_to(speak_job *j, const char *text, const char *path, const char
     vx_audio_fmt_parse(j->format, &fmt);
     ui->file_st = VOCIS_OK;
     ui->path = path, ui->fmt = fmt;
+    ui->t0 = 0, ui->samples = ui->samples0 = 0; /* progress per output file (a --chapters chapter) */
     if (!ui->raw_stdout) {
         if (vx_audio_file_open(&file, path, fmt, SPEAK_SR, &ui->file_err) != VOCIS_OK)
             return cli_error("speak", "%s", ui->file_err.msg);

@@ -55,6 +55,12 @@ long=(--text "Hello world, this is a much longer sentence." --seed 1 --temperatu
 check speak-log-lines grep -qx "vocis speak: t3: 100 speech tokens" "$S/speak.log"
 check speak-log-few test "$(grep -c "t3:" "$S/speak.log")" -le 3
 check speak-log-no-cr bash -c '! grep -q $'"'"'\r'"'"' "$1"' _ "$S/speak.log"
+# long text in a log: one summary line per chunk after the first (audio so far, speed, ETA)
+printf 'One sentence here. Another one there. And a third one.' >"$S/three.txt"
+"$VOCIS" speak --model "$M" --text-file "$S/three.txt" --chunk-chars 20 --seed 1 -o "$S/three.wav" 2>"$S/three.log" ||
+    fail "chunked speak"
+check speak-log-chunk-summary grep -Eqx "vocis speak: \[3/3\] [0-9.]+ s of audio, [0-9.]+x real time, ETA [0-9]+ s" "$S/three.log"
+check speak-log-chunk-summaries test "$(grep -c "of audio" "$S/three.log")" -eq 2
 "$VOCIS" tokens --model "$M" "${long[@]}" 2>"$S/tokens.log" >/dev/null || fail "long tokens"
 check tokens-log-lines grep -qx "vocis tokens: 100 tokens" "$S/tokens.log"
 check tokens-log-no-cr bash -c '! grep -q $'"'"'\r'"'"' "$1"' _ "$S/tokens.log"
