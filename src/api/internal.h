@@ -143,6 +143,12 @@ int64_t vx_api_mtl_keep_samples(int n_tokens, int64_t n_samples);
  * requests run as one forward per step; the result equals vx_t3_generate. */
 vocis_status vx_api_t3_generate(vocis_model *m, const vx_t3_cond *c, const int32_t *ids, int n_ids,
                                 const vx_t3_sampling *s, vx_rng *rng, int32_t **tokens, int *n_tokens, vx_err *err);
+/* The same for a Turbo / Nano model (models/chatterbox/t3_gpt2_batch.h); equals vx_t3_gpt2_generate. */
+struct vx_t3_gpt2_req;
+vocis_status vx_api_turbo_t3_batched(vocis_model *m, const struct vx_t3_gpt2_req *r, int32_t **tokens, int *n_tokens,
+                                     vx_err *err);
+/* A Turbo / Nano model's T3 (vocis_turbo.c). */
+const struct vx_t3_gpt2 *vx_api_turbo_t3(const vocis_model *m);
 void vx_api_t3_engine_free(vocis_model *m);
 /* o->on_warning(o->user, message) when set (one-line advisories of speak / stream calls). */
 void vx_api_warn(const vocis_speak_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

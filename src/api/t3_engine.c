@@ -1,34 +1,49 @@
-/* Concurrent vocis_speak / vocis_t3_generate calls on one model share one T3 batch
- * (models/chatterbox/t3_batch.h): each call admits its request, and whichever caller
- * holds the engine runs the steps for everyone — every weight is read once per step
- * for all requests in flight. A call returns as soon as its own request finishes
- * (another caller, if any, takes over the stepping). The tokens of a request do not
- * depend on its neighbours. Callbacks (on_token) may run on another caller's thread. */
+/* Concurrent T3 calls on one model share one batch (Chatterbox English/Multilingual:
+ * models/chatterbox/t3_batch.h; Turbo/Nano: t3_gpt2_batch.h): each call admits its request,
+ * and whichever caller holds the engine runs the steps for everyone — every weight is read
+ * once per step for all requests in flight. A call returns as soon as its own request
+ * finishes (another caller, if any, takes over the stepping). The tokens of a request do not
+ * depend on its neighbours. Callbacks (on_token) may run on another caller's thread.
+ * The engine knows a batch only through batch_ops. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/internal.h"
 #include "models/chatterbox/t3_batch.h"
+#include "models/chatterbox/t3_gpt2_batch.h"
 
 #define T3_ENGINE_SLOTS 8 /* requests batched at once; more wait for a slot */
+
+/* A model family's batch, as the engine drives it. */
+typedef struct batch_ops {
+    vocis_status (*create)(vocis_model *m, void **b, vx_err *err);
+    void (*destroy)(void *b);
+    int (*free_slots)(const void *b);
+    int (*done)(const void *b, int id);
+    vocis_status (*step)(void *b, int nthreads, vx_err *err);
+    vocis_status (*take)(void *b, int id, int32_t **tokens, int *n_tokens, vx_err *err);
+    void (*drop)(void *b, int id);
+} batch_ops;
 
 typedef struct vx_t3_engine {
     pthread_mutex_t lock;
     pthread_cond_t cv;
-    vx_t3_batch *b;
+    const batch_ops *ops;
+    void *b;
     int driving; /* a caller is running steps */
 } vx_t3_engine;
 
 static pthread_mutex_t engine_create_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static vocis_status engine_of(vocis_model *m, vx_t3_engine **out, vx_err *err) {
+static vocis_status engine_of(vocis_model *m, const batch_ops *ops, vx_t3_engine **out, vx_err *err) {
     pthread_mutex_lock(&engine_create_lock);
     vocis_status st = VOCIS_OK;
     if (!m->t3_engine) {
         vx_t3_engine *e = calloc(1, sizeof *e);
         if (!e) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-        if (!st && (st = vx_t3_batch_new(&m->t3, T3_ENGINE_SLOTS, &e->b, err))) free(e);
+        if (!st && (st = ops->create(m, &e->b, err))) free(e);
         if (!st) {
+            e->ops = ops;
             pthread_mutex_init(&e->lock, NULL);
             pthread_cond_init(&e->cv, NULL);
             m->t3_engine = e;
@@ -42,31 +57,34 @@ static vocis_status engine_of(vocis_model *m, vx_t3_engine **out, vx_err *err) {
 void vx_api_t3_engine_free(vocis_model *m) {
     vx_t3_engine *e = m->t3_engine;
     if (!e) return;
-    vx_t3_batch_free(e->b);
+    e->ops->destroy(e->b);
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->lock);
     free(e);
     m->t3_engine = NULL;
 }
 
-vocis_status vx_api_t3_generate(vocis_model *m, const vx_t3_cond *c, const int32_t *ids, int n_ids,
-                                const vx_t3_sampling *s, vx_rng *rng, int32_t **tokens, int *n_tokens, vx_err *err) {
+/* Admits one request through add(b, req, nthreads, &id, err) and steps the batch until it is
+ * finished, taking turns with the other callers. */
+static vocis_status engine_run(vocis_model *m, const batch_ops *ops,
+                               vocis_status (*add)(void *b, const void *req, int nthreads, int *id, vx_err *err),
+                               const void *req, int32_t **tokens, int *n_tokens, vx_err *err) {
     *tokens = NULL;
     *n_tokens = 0;
     vx_t3_engine *e;
-    VX_TRY(engine_of(m, &e, err));
+    VX_TRY(engine_of(m, ops, &e, err));
     pthread_mutex_lock(&e->lock);
-    while (vx_t3_batch_free_slots(e->b) == 0) pthread_cond_wait(&e->cv, &e->lock);
+    while (ops->free_slots(e->b) == 0) pthread_cond_wait(&e->cv, &e->lock);
     int id;
-    vocis_status st = vx_t3_batch_add(e->b, c, ids, n_ids, s, rng, m->threads, &id, err);
-    while (!st && !vx_t3_batch_done(e->b, id)) {
+    vocis_status st = add(e->b, req, m->threads, &id, err);
+    while (!st && !ops->done(e->b, id)) {
         if (e->driving) {
             pthread_cond_wait(&e->cv, &e->lock);
             continue;
         }
         e->driving = 1;
         vx_err step_err = {0};
-        vocis_status ss = vx_t3_batch_step(e->b, m->threads, &step_err);
+        vocis_status ss = ops->step(e->b, m->threads, &step_err);
         e->driving = 0;
         pthread_cond_broadcast(&e->cv);
         if (ss) { /* the batch itself failed (out of memory): every caller sees it */
@@ -74,9 +92,69 @@ vocis_status vx_api_t3_generate(vocis_model *m, const vx_t3_cond *c, const int32
             if (err) *err = step_err;
         }
     }
-    if (!st) st = vx_t3_batch_take(e->b, id, tokens, n_tokens, err);
-    else vx_t3_batch_drop(e->b, id);
+    if (!st) st = ops->take(e->b, id, tokens, n_tokens, err);
+    else if (id >= 0) ops->drop(e->b, id);
     pthread_cond_broadcast(&e->cv); /* a slot is free; the next caller may drive */
     pthread_mutex_unlock(&e->lock);
     return st;
+}
+
+/* ---- Chatterbox English / Multilingual (Llama T3, CFG pair) ---- */
+
+static vocis_status llama_create(vocis_model *m, void **b, vx_err *err) {
+    return vx_t3_batch_new(&m->t3, T3_ENGINE_SLOTS, (vx_t3_batch **)b, err);
+}
+static void llama_destroy(void *b) { vx_t3_batch_free(b); }
+static int llama_free_slots(const void *b) { return vx_t3_batch_free_slots(b); }
+static int llama_done(const void *b, int id) { return vx_t3_batch_done(b, id); }
+static vocis_status llama_step(void *b, int nthreads, vx_err *err) { return vx_t3_batch_step(b, nthreads, err); }
+static vocis_status llama_take(void *b, int id, int32_t **t, int *n, vx_err *err) {
+    return vx_t3_batch_take(b, id, t, n, err);
+}
+static void llama_drop(void *b, int id) { vx_t3_batch_drop(b, id); }
+static const batch_ops llama_ops = {llama_create, llama_destroy, llama_free_slots, llama_done,
+                                    llama_step,   llama_take,    llama_drop};
+
+typedef struct llama_req {
+    const vx_t3_cond *c;
+    const int32_t *ids;
+    int n_ids;
+    const vx_t3_sampling *s;
+    vx_rng *rng;
+} llama_req;
+
+static vocis_status llama_add(void *b, const void *req, int nthreads, int *id, vx_err *err) {
+    const llama_req *r = req;
+    return vx_t3_batch_add(b, r->c, r->ids, r->n_ids, r->s, r->rng, nthreads, id, err);
+}
+
+vocis_status vx_api_t3_generate(vocis_model *m, const vx_t3_cond *c, const int32_t *ids, int n_ids,
+                                const vx_t3_sampling *s, vx_rng *rng, int32_t **tokens, int *n_tokens, vx_err *err) {
+    const llama_req r = {c, ids, n_ids, s, rng};
+    return engine_run(m, &llama_ops, llama_add, &r, tokens, n_tokens, err);
+}
+
+/* ---- Chatterbox Turbo / Nano (GPT-2 T3, one row) ---- */
+
+static vocis_status gpt2_create(vocis_model *m, void **b, vx_err *err) {
+    return vx_t3_gpt2_batch_new(vx_api_turbo_t3(m), T3_ENGINE_SLOTS, (vx_t3_gpt2_batch **)b, err);
+}
+static void gpt2_destroy(void *b) { vx_t3_gpt2_batch_free(b); }
+static int gpt2_free_slots(const void *b) { return vx_t3_gpt2_batch_free_slots(b); }
+static int gpt2_done(const void *b, int id) { return vx_t3_gpt2_batch_done(b, id); }
+static vocis_status gpt2_step(void *b, int nthreads, vx_err *err) { return vx_t3_gpt2_batch_step(b, nthreads, err); }
+static vocis_status gpt2_take(void *b, int id, int32_t **t, int *n, vx_err *err) {
+    return vx_t3_gpt2_batch_take(b, id, t, n, err);
+}
+static void gpt2_drop(void *b, int id) { vx_t3_gpt2_batch_drop(b, id); }
+static const batch_ops gpt2_ops = {gpt2_create, gpt2_destroy, gpt2_free_slots, gpt2_done,
+                                   gpt2_step,   gpt2_take,    gpt2_drop};
+
+static vocis_status gpt2_add(void *b, const void *req, int nthreads, int *id, vx_err *err) {
+    return vx_t3_gpt2_batch_add(b, req, nthreads, id, err);
+}
+
+vocis_status vx_api_turbo_t3_batched(vocis_model *m, const vx_t3_gpt2_req *r, int32_t **tokens, int *n_tokens,
+                                     vx_err *err) {
+    return engine_run(m, &gpt2_ops, gpt2_add, r, tokens, n_tokens, err);
 }

@@ -10,6 +10,7 @@
 #include "api/internal.h"
 #include "models/chatterbox/s3gen_meanflow.h"
 #include "models/chatterbox/t3_gpt2.h"
+#include "models/chatterbox/t3_gpt2_batch.h"
 #include "models/chatterbox/turbo.h"
 #include "text/turbo_text.h"
 
@@ -47,6 +48,8 @@ void vx_api_turbo_close(vocis_model *m) {
     m->turbo = NULL;
 }
 
+const vx_t3_gpt2 *vx_api_turbo_t3(const vocis_model *m) { return &m->turbo->t3; }
+
 const char *vx_api_turbo_kind(const vocis_model *m) { return m->turbo->t3.nano ? "chatterbox-nano" : "chatterbox-turbo"; }
 
 vocis_status vx_api_turbo_tokenize(vocis_model *m, const char *text, int32_t **ids, size_t *n) {
@@ -67,15 +70,16 @@ static vocis_status check_voice(vocis_model *m, const vx_cb_conds *c) {
     return VOCIS_OK;
 }
 
-/* T3.inference_turbo on a voice and the text's ids; all sampled tokens (incl. a final 6562). */
+/* T3.inference_turbo on a voice and the text's ids; all sampled tokens (incl. a final 6562), through the
+ * model's shared batch (concurrent calls step together). */
 static vocis_status generate(vocis_model *m, const vx_cb_conds *c, const int32_t *ids, size_t nids,
                              const vocis_t3_options *o, int (*on_token)(void *, int, int32_t),
                              void *user, vx_rng *rng, int32_t **toks, int *nt) {
     VX_TRY(check_voice(m, c));
     vx_turbo_sampling s = sampling_of(o, on_token, user);
-    return vx_t3_gpt2_generate(&m->turbo->t3, c->speaker_emb.data, c->cond_prompt_speech_tokens.data,
-                               (int)c->cond_prompt_speech_tokens.n, ids, (int)nids, &s, rng, m->threads, toks, nt,
-                               vx_api_err(m));
+    const vx_t3_gpt2_req r = {c->speaker_emb.data, c->cond_prompt_speech_tokens.data,
+                              (int)c->cond_prompt_speech_tokens.n, ids, (int)nids, &s, rng};
+    return vx_api_turbo_t3_batched(m, &r, toks, nt, vx_api_err(m));
 }
 
 vocis_status vx_api_turbo_generate_ids(vocis_model *m, const vx_cb_conds *v, const int32_t *ids, size_t nids,

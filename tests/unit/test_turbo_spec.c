@@ -9,7 +9,10 @@
  *   3. Generation on the tiny Turbo and Nano checkpoints: for random sampling
  *      settings, seeds, caps, stop tokens and k, speculative decoding gives
  *      plain decoding's tokens, recorded logits and rng state (memcmp); the
- *      forced drafts (always right, always wrong) and a cancel too. */
+ *      forced drafts (always right, always wrong) and a cancel too.
+ *   4. Continuous batching (t3_gpt2_batch.h): requests joining at different
+ *      steps, with their own settings (speculating or not, a cancel), give
+ *      the tokens, recorded logits and rng state of their solo runs. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include "kernels/kernels.h"
 #include "kernels/precision.h"
 #include "models/chatterbox/t3_gpt2.h"
+#include "models/chatterbox/t3_gpt2_batch.h"
 #include "models/chatterbox/turbo.h"
 #include "testlib.h"
 
@@ -260,6 +264,82 @@ static void test_generation(const char *folder) {
     vx_t3_gpt2_free(&t);
 }
 
+/* ---- 4. continuous batching ---- */
+
+static void test_batch(const char *folder) {
+    enum { N = 6 };
+    vx_err err = {0};
+    vx_cb_config cfg;
+    vx_t3_gpt2 t;
+    const char *dir = tl_path(folder);
+    if (vx_turbo_config(dir, NULL, &cfg, &err) || vx_t3_gpt2_load(&t, dir, &cfg, VX_PREC_EXACT, &err)) {
+        CHECK_MSG(0, "%s: %s", folder, err.msg);
+        return;
+    }
+    const size_t V = (size_t)t.speech_head.rows;
+    for (int round = 0; round < 3; round++) {
+        request r[N];
+        vx_turbo_sampling s[N];
+        uint64_t seed[N];
+        int join[N], id[N];
+        cancel_at at[N];
+        run solo[N], b[N];
+        vx_t3_gpt2_batch *bt = NULL;
+        CHECK(vx_t3_gpt2_batch_new(&t, N, &bt, &err) == VOCIS_OK);
+        if (!bt) break;
+        for (int i = 0; i < N; i++) {
+            random_request(&t, &r[i]);
+            s[i] = random_sampling();
+            s[i].max_new_tokens = 20 + (int)rnd(60);
+            s[i].speculate = rnd(3) == 0 ? VX_SPEC_OFF : rnd(2) ? VX_SPEC_AUTO : 1 + (int)rnd(VX_SPEC_KMAX);
+            if (i == 2) at[i].step = 5 + (int)rnd(10), s[i].on_token = on_token_cancel, s[i].user = &at[i];
+            seed[i] = rnd(1u << 30);
+            join[i] = i == 0 ? 0 : join[i - 1] + (int)rnd(6);
+            solo[i] = generate(&t, &r[i], s[i], seed[i], VX_DRAFT_QUANT);
+            b[i] = (run){0};
+            b[i].logits = malloc(sizeof(float) * (size_t)(s[i].max_new_tokens + 1) * V);
+            s[i].rec_logits = b[i].logits;
+            vx_rng_seed(&b[i].rng, seed[i]);
+            id[i] = -1;
+        }
+        int added = 0, step = 0;
+        while (added < N || vx_t3_gpt2_batch_active(bt)) {
+            for (int i = 0; i < N; i++)
+                if (id[i] < 0 && join[i] <= step && !b[i].st) {
+                    const vx_t3_gpt2_req q = {r[i].spk, r[i].prompt, r[i].n_prompt, r[i].text, r[i].n_text, &s[i],
+                                              &b[i].rng};
+                    b[i].st = vx_t3_gpt2_batch_add(bt, &q, 2, &id[i], &err);
+                    added++;
+                }
+            CHECK(vx_t3_gpt2_batch_step(bt, 2, &err) == VOCIS_OK);
+            for (int i = 0; i < N; i++)
+                if (id[i] >= 0 && vx_t3_gpt2_batch_done(bt, id[i])) {
+                    b[i].st = vx_t3_gpt2_batch_take(bt, id[i], &b[i].tokens, &b[i].n, &err);
+                    id[i] = -2;
+                }
+            step++;
+        }
+        for (int i = 0; i < N; i++) {
+            CHECK_MSG(solo[i].st == b[i].st, "%s batch %d request %d: status %d vs %d", folder, round, i, solo[i].st,
+                      b[i].st);
+            CHECK_MSG(solo[i].n == b[i].n, "%s batch %d request %d: %d vs %d tokens", folder, round, i, solo[i].n,
+                      b[i].n);
+            if (solo[i].n == b[i].n && b[i].tokens) {
+                CHECK_MSG(!memcmp(solo[i].tokens, b[i].tokens, sizeof(int32_t) * (size_t)b[i].n),
+                          "%s batch %d request %d: tokens differ", folder, round, i);
+                CHECK_MSG(!memcmp(solo[i].logits, b[i].logits, sizeof(float) * V * (size_t)b[i].n),
+                          "%s batch %d request %d: logits differ", folder, round, i);
+            }
+            CHECK_MSG(!memcmp(&solo[i].rng, &b[i].rng, sizeof b[i].rng), "%s batch %d request %d: rng state", folder,
+                      round, i);
+            run_free(&solo[i]), run_free(&b[i]);
+        }
+        CHECK(vx_t3_gpt2_batch_free_slots(bt) == N);
+        vx_t3_gpt2_batch_free(bt);
+    }
+    vx_t3_gpt2_free(&t);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) tl_data_dir = argv[1];
     check_linear_rows(VX_F32, 0, 67, 130);
@@ -269,5 +349,7 @@ int main(int argc, char **argv) {
     test_forward_steps();
     test_generation("chatterbox-turbo/ckpt");
     test_generation("chatterbox-nano/ckpt");
+    test_batch("chatterbox-turbo/ckpt");
+    test_batch("chatterbox-nano/ckpt");
     return tl_finish("test_turbo_spec");
 }

@@ -242,22 +242,29 @@ void vx_gpt2_kv_free(vx_gpt2_kv *kv) {
     memset(kv, 0, sizeof *kv);
 }
 
-/* n positions continuing the cache. steps = 0: as one batch (prefill, plain
+/* ns[s] positions continuing each cache kvs[s], their rows one after the
+ * other in x. steps = 0 (one sequence only): as one batch (prefill, plain
  * decode). steps = 1: each position's arithmetic is that of its own
- * one-position forward (speculative verify): the linears through
- * vx_linear_rows (row-exact for any count), the activation row by row (its
- * vector body and scalar tail split a row differently than n rows), and one
- * nq = 1 attention per position over the keys up to it (vx_attention's paths
- * depend on nq: key splits below 4 rows, blocked or GEMM kernels from 16),
- * all in one pool region. LayerNorm and the residual adds are per element
- * or row either way. */
-static vocis_status gpt2_forward(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, float *record, int steps,
-                                 int nthreads, vx_err *err) {
-    const int64_t D = t->dim, F = t->ffn, p0 = kv->len;
+ * one-position forward (speculative verify, a batch of requests): the
+ * linears through vx_linear_rows (row-exact for any count), the activation
+ * row by row (its vector body and scalar tail split a row differently than
+ * n rows), and one nq = 1 attention per position over its sequence's keys
+ * up to it (vx_attention's paths depend on nq: key splits below 4 rows,
+ * blocked or GEMM kernels from 16), all in one pool region. LayerNorm and
+ * the residual adds are per element or row either way. */
+static vocis_status gpt2_forward(const vx_t3_gpt2 *t, vx_gpt2_kv *const *kvs, const int64_t *ns, int nseq, float *x,
+                                 float *record, int steps, int nthreads, vx_err *err) {
+    const int64_t D = t->dim, F = t->ffn;
+    int64_t n = 0;
+    for (int s = 0; s < nseq; s++) {
+        const vx_gpt2_kv *kv = kvs[s];
+        if (kv->len + ns[s] > kv->cap)
+            return vx_fail(err, VOCIS_E_ARG,
+                           "T3 sequence of %lld positions exceeds the %lld positions of the model (wpe)",
+                           (long long)(kv->len + ns[s]), (long long)(kv->cap < t->wpe.rows ? kv->cap : t->wpe.rows));
+        n += ns[s];
+    }
     if (n <= 0) return VOCIS_OK;
-    if (p0 + n > kv->cap)
-        return vx_fail(err, VOCIS_E_ARG, "T3 sequence of %lld positions exceeds the %lld positions of the model (wpe)",
-                       (long long)(p0 + n), (long long)(kv->cap < t->wpe.rows ? kv->cap : t->wpe.rows));
     void (*linear)(float *, const float *, int64_t, const vx_mat *, const float *, int) =
         steps ? vx_linear_rows : vx_linear;
     float *buf = vx_malloc(err, sizeof(float) * (size_t)n * (size_t)(D + 3 * D + 3 * D + F), "T3 scratch");
@@ -269,22 +276,29 @@ static vocis_status gpt2_forward(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n,
     float *h = buf, *qkv = h + n * D, *q = qkv + 3 * n * D, *att = q + n * D, *ff = att + n * D;
     float *tmp = ff + n * F; /* [n][D] */
     const float scale = 1.0f / sqrtf((float)t->head_dim);
-    for (int64_t i = 0; i < n; i++) vx_t3_embed(&t->wpe, p0 + i, x + i * D, 1);
+    for (int s = 0, i = 0; s < nseq; s++)
+        for (int64_t j = 0; j < ns[s]; j++, i++) vx_t3_embed(&t->wpe, kvs[s]->len + j, x + i * D, 1);
     for (int l = 0; l < t->n_layers; l++) {
         const vx_gpt2_layer *ly = &t->layers[l];
-        float *kc = kv->k + (size_t)l * kv->cap * D, *vc = kv->v + (size_t)l * kv->cap * D;
         vx_layernorm(h, x, ly->ln1_w, ly->ln1_b, n, D, t->eps);
         linear(qkv, h, n, &ly->attn, ly->attn_b, nthreads);
-        for (int64_t i = 0; i < n; i++) {
-            memcpy(q + i * D, qkv + i * 3 * D, sizeof(float) * (size_t)D);
-            memcpy(kc + (p0 + i) * D, qkv + i * 3 * D + D, sizeof(float) * (size_t)D);
-            memcpy(vc + (p0 + i) * D, qkv + i * 3 * D + 2 * D, sizeof(float) * (size_t)D);
-            if (steps) seq[i] = (vx_attn_seq){att + i * D, q + i * D, kc, vc, p0 + i + 1};
+        float *kc = NULL, *vc = NULL;
+        for (int s = 0, i = 0; s < nseq; s++) {
+            const vx_gpt2_kv *kv = kvs[s];
+            kc = kv->k + (size_t)l * kv->cap * D, vc = kv->v + (size_t)l * kv->cap * D;
+            for (int64_t j = 0; j < ns[s]; j++, i++) {
+                const int64_t p = kv->len + j;
+                memcpy(q + i * D, qkv + i * 3 * D, sizeof(float) * (size_t)D);
+                memcpy(kc + p * D, qkv + i * 3 * D + D, sizeof(float) * (size_t)D);
+                memcpy(vc + p * D, qkv + i * 3 * D + 2 * D, sizeof(float) * (size_t)D);
+                if (steps) seq[i] = (vx_attn_seq){att + i * D, q + i * D, kc, vc, p + 1};
+            }
         }
         if (steps)
             vx_attention_kv_seqs(seq, (int)n, VX_F32, 1, t->n_heads, t->n_heads, t->head_dim, D, scale, 1, nthreads);
-        else
-            vx_attention(att, q, kc, vc, n, p0 + n, t->n_heads, t->n_heads, t->head_dim, D, scale, 1, nthreads);
+        else /* one sequence */
+            vx_attention(att, q, kc, vc, n, kvs[0]->len + n, t->n_heads, t->n_heads, t->head_dim, D, scale, 1,
+                         nthreads);
         linear(tmp, att, n, &ly->proj, ly->proj_b, nthreads);
         vx_add(x, tmp, n * D);
         vx_layernorm(h, x, ly->ln2_w, ly->ln2_b, n, D, t->eps);
@@ -294,19 +308,24 @@ static vocis_status gpt2_forward(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n,
         vx_add(x, tmp, n * D);
         if (record) memcpy(record + (size_t)l * n * D, x, sizeof(float) * (size_t)(n * D));
     }
-    kv->len += n;
+    for (int s = 0; s < nseq; s++) kvs[s]->len += ns[s];
     free(buf), free(seq);
     return VOCIS_OK;
 }
 
 vocis_status vx_t3_gpt2_forward(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, float *record, int nthreads,
                                 vx_err *err) {
-    return gpt2_forward(t, kv, n, x, record, 0, nthreads, err);
+    return gpt2_forward(t, &kv, &n, 1, x, record, 0, nthreads, err);
 }
 
 vocis_status vx_t3_gpt2_forward_steps(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, int nthreads,
                                       vx_err *err) {
-    return gpt2_forward(t, kv, n, x, NULL, 1, nthreads, err);
+    return gpt2_forward(t, &kv, &n, 1, x, NULL, 1, nthreads, err);
+}
+
+vocis_status vx_t3_gpt2_forward_seqs(const vx_t3_gpt2 *t, vx_gpt2_kv *const *kvs, const int64_t *ns, int nseq,
+                                     float *x, int nthreads, vx_err *err) {
+    return gpt2_forward(t, kvs, ns, nseq, x, NULL, 1, nthreads, err);
 }
 
 vocis_status vx_t3_gpt2_logits_rows(const vx_t3_gpt2 *t, const float *h, int64_t n, float *logits, int nthreads,
@@ -520,11 +539,14 @@ static int draw(const vx_turbo_sampling *s, float *l, int V, int i, const int32_
     return vx_sample_multinomial(l, V, rng, q);
 }
 
-/* The state of one generation. */
-typedef struct gen {
+/* The state of one generation (vx_t3_gpt2_gen). */
+struct vx_t3_gpt2_gen {
     const vx_t3_gpt2 *t;
-    const vx_turbo_sampling *s;
-    int V, max_draws, nthreads;
+    vx_turbo_sampling s;
+    vx_rng *rng;        /* borrowed */
+    int V, max_draws, nthreads, draft_kind;
+    const vx_t3_gpt2 *d; /* the draft; NULL when not speculating */
+    vx_spec_ctl ctl;
     vx_gpt2_kv kv;
     float *x;           /* [max(L0, VX_SPEC_KMAX + 1)][D] forward inputs */
     float *l;           /* [VX_SPEC_KMAX + 1][V] logits rows */
@@ -534,32 +556,36 @@ typedef struct gen {
     void *tp;
     int32_t *out;       /* [max_draws + VX_SPEC_KMAX + 1]: tokens, then a round's proposals */
     int n;
-} gen;
+    int finished;
+    vocis_status st;    /* the generation's own failure (a cancel, ...), with err */
+    vx_err err;
+};
+typedef struct vx_t3_gpt2_gen gen;
 
 /* Draw number g->n from its raw logits: recorded, drawn with the real rng,
  * appended, reported. 1 when generation ends (stop token, the cap, all
- * −inf, or a cancel: *st set), else 0. */
-static int emit(gen *g, float *raw, vx_rng *rng, vocis_status *st, vx_err *err) {
-    const vx_turbo_sampling *s = g->s;
+ * −inf, or a cancel: g->st set), else 0. */
+static int emit(gen *g, float *raw) {
+    const vx_turbo_sampling *s = &g->s;
     const int i = g->n;
     if (s->rec_logits) memcpy(s->rec_logits + (size_t)i * g->V, raw, sizeof(float) * (size_t)g->V);
-    const int tok = draw(s, raw, g->V, i, g->out, g->t->cfg.start_speech_token, rng, g->q, g->scratch, g->tp);
+    const int tok = draw(s, raw, g->V, i, g->out, g->t->cfg.start_speech_token, g->rng, g->q, g->scratch, g->tp);
     if (tok < 0) return 1;
     g->out[g->n++] = tok;
     if (s->on_token && s->on_token(s->user, i, tok)) {
-        *st = vx_fail(err, VOCIS_E_CANCELLED, "generation cancelled");
+        g->st = vx_fail(&g->err, VOCIS_E_CANCELLED, "generation cancelled");
         return 1;
     }
     return tok == g->t->cfg.stop_speech_token || i + 1 == g->max_draws;
 }
 
 /* One plain decode step: the last token through the model, then its draw. */
-static int plain_step(gen *g, vx_rng *rng, vocis_status *st, vx_err *err) {
+static int plain_step(gen *g) {
     const vx_t3_gpt2 *t = g->t;
     embed(&t->speech_emb, g->out[g->n - 1], g->x);
-    if ((*st = vx_t3_gpt2_forward(t, &g->kv, 1, g->x, NULL, g->nthreads, err))) return 1;
+    if ((g->st = vx_t3_gpt2_forward(t, &g->kv, 1, g->x, NULL, g->nthreads, &g->err))) return 1;
     vx_t3_gpt2_logits(t, g->x, g->l, NULL, g->nthreads);
-    return emit(g, g->l, rng, st, err);
+    return emit(g, g->l);
 }
 
 /* Up to k proposals after the pending token out[n - 1] into out[n...],
@@ -567,18 +593,18 @@ static int plain_step(gen *g, vx_rng *rng, vocis_status *st, vx_err *err) {
  * the rng (what plain decoding would draw if every earlier proposal were
  * right; the real rng is not touched). The draft writes its K/V at the
  * positions it runs; the caller rolls kv.len back. Returns the proposals. */
-static int propose(gen *g, const vx_t3_gpt2 *d, int draft_kind, int k, const vx_rng *rng, vocis_status *st,
-                   vx_err *err) {
-    vx_rng peek = *rng;
+static int propose(gen *g, int k) {
+    const vx_t3_gpt2 *d = g->d;
+    vx_rng peek = *g->rng;
     int np = 0;
     while (np < k) {
         const int i = g->n + np;
         embed(&d->speech_emb, g->out[i - 1], g->xd);
-        if ((*st = vx_t3_gpt2_forward(d, &g->kv, 1, g->xd, NULL, g->nthreads, err))) return 0;
+        if ((g->st = vx_t3_gpt2_forward(d, &g->kv, 1, g->xd, NULL, g->nthreads, &g->err))) return 0;
         vx_t3_gpt2_logits(d, g->xd, g->g, NULL, g->nthreads);
-        int tok = draw(g->s, g->g, g->V, i, g->out, d->cfg.start_speech_token, &peek, g->q, g->scratch, g->tp);
+        int tok = draw(&g->s, g->g, g->V, i, g->out, d->cfg.start_speech_token, &peek, g->q, g->scratch, g->tp);
         if (tok < 0) break;
-        if (draft_kind == VX_DRAFT_CONTRARY) tok = (tok + 1) % g->V;
+        if (g->draft_kind == VX_DRAFT_CONTRARY) tok = (tok + 1) % g->V;
         g->out[np++ + g->n] = tok;
         if (tok == d->cfg.stop_speech_token) break;
     }
@@ -589,32 +615,31 @@ static int propose(gen *g, const vx_t3_gpt2 *d, int draft_kind, int k, const vx_
  * token and the proposals in one verify forward, drawn in order with the
  * real rng until the first draw that differs from its proposal (that draw
  * is kept: the exact model's token) or, all matching, one more. */
-static int spec_round(gen *g, const vx_t3_gpt2 *d, int draft_kind, int k, vx_spec_ctl *ctl, vx_rng *rng,
-                      vocis_status *st, vx_err *err) {
+static int spec_round(gen *g, int k) {
     const vx_t3_gpt2 *t = g->t;
     const int64_t D = t->dim, len0 = g->kv.len;
     const int n0 = g->n;
     const double t0 = vx_now_s();
-    const int np = propose(g, d, draft_kind, k, rng, st, err);
+    const int np = propose(g, k);
     g->kv.len = len0;
-    if (*st) return 1;
+    if (g->st) return 1;
     const double t1 = vx_now_s();
     int32_t prop[VX_SPEC_KMAX];
     memcpy(prop, g->out + n0, sizeof(int32_t) * (size_t)np);
     for (int j = 0; j <= np; j++) embed(&t->speech_emb, g->out[n0 - 1 + j], g->x + j * D);
-    if ((*st = vx_t3_gpt2_forward_steps(t, &g->kv, np + 1, g->x, g->nthreads, err))) return 1;
-    if ((*st = vx_t3_gpt2_logits_rows(t, g->x, np + 1, g->l, g->nthreads, err))) return 1;
+    if ((g->st = vx_t3_gpt2_forward_steps(t, &g->kv, np + 1, g->x, g->nthreads, &g->err))) return 1;
+    if ((g->st = vx_t3_gpt2_logits_rows(t, g->x, np + 1, g->l, g->nthreads, &g->err))) return 1;
     int end = 0, accepted = 0;
     for (int j = 0; j <= np && !end; j++) {
-        end = emit(g, g->l + (size_t)j * g->V, rng, st, err);
+        end = emit(g, g->l + (size_t)j * g->V);
         if (j == np || g->n == n0 + j) break; /* the bonus draw, or the all −inf stop */
         if (g->out[n0 + j] != prop[j]) break;
         accepted++;
     }
     g->kv.len = len0 + (g->n - n0); /* the pending token and the accepted proposals */
     const double t2 = vx_now_s();
-    if (np > 0) vx_spec_ctl_round(ctl, np, accepted, g->n - n0, t1 - t0, t2 - t1);
-    else vx_spec_ctl_plain(ctl, t2 - t0);
+    if (np > 0) vx_spec_ctl_round(&g->ctl, np, accepted, g->n - n0, t1 - t0, t2 - t1);
+    else vx_spec_ctl_plain(&g->ctl, t2 - t0);
     return end;
 }
 
@@ -635,8 +660,19 @@ vocis_status vx_t3_gpt2_generate_ex(const vx_t3_gpt2 *t, const float *speaker_em
                                     int32_t **tokens, int *n_tokens, vx_err *err) {
     *tokens = NULL;
     *n_tokens = 0;
-    const int D = t->dim, V = (int)t->speech_head.rows;
-    if (n_text < 1) return vx_fail(err, VOCIS_E_ARG, "empty text token list");
+    gen *g;
+    VX_TRY(vx_t3_gpt2_gen_start(t, speaker_emb, prompt, n_prompt, text, n_text, s, rng, nthreads, draft_kind, &g,
+                                err));
+    vocis_status st = VOCIS_OK;
+    while (!st && !g->finished) st = vx_t3_gpt2_gen_step(g, err);
+    if (st) {
+        vx_t3_gpt2_gen_free(g);
+        return st;
+    }
+    return vx_t3_gpt2_gen_take(g, tokens, n_tokens, report, err);
+}
+
+static vocis_status check_sampling(const vx_turbo_sampling *s, vx_err *err) {
     if (!(s->temperature > 0) || !isfinite(s->temperature))
         return vx_fail(err, VOCIS_E_ARG, "temperature must be > 0 (got %g)", s->temperature);
     if (!(s->repetition_penalty > 0)) return vx_fail(err, VOCIS_E_ARG, "repetition penalty must be > 0");
@@ -645,60 +681,135 @@ vocis_status vx_t3_gpt2_generate_ex(const vx_t3_gpt2 *t, const float *speaker_em
     if (s->speculate < VX_SPEC_OFF || s->speculate > VX_SPEC_KMAX)
         return vx_fail(err, VOCIS_E_ARG, "speculate must be off (-1), auto (0) or 1..%d (got %d)", VX_SPEC_KMAX,
                        s->speculate);
+    return VOCIS_OK;
+}
+
+void vx_t3_gpt2_gen_free(gen *g) {
+    if (!g) return;
+    vx_gpt2_kv_free(&g->kv);
+    free(g->x), free(g->l), free(g->tp), free(g->out);
+    free(g);
+}
+
+/* The generation's failure, if any, reported through err; it is finished. */
+static vocis_status gen_status(gen *g, vx_err *err) {
+    if (g->st) {
+        g->finished = 1;
+        if (err) *err = g->err;
+    }
+    return g->st;
+}
+
+vocis_status vx_t3_gpt2_gen_start(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt, int n_prompt,
+                                  const int32_t *text, int n_text, const vx_turbo_sampling *s, vx_rng *rng,
+                                  int nthreads, int draft_kind, gen **out, vx_err *err) {
+    *out = NULL;
+    const int D = t->dim, V = (int)t->speech_head.rows;
+    if (n_text < 1) return vx_fail(err, VOCIS_E_ARG, "empty text token list");
+    VX_TRY(check_sampling(s, err));
     const int64_t L0 = vx_t3_gpt2_cond_len(n_prompt) + n_text + 1;
     if (L0 > t->wpe.rows)
         return vx_fail(err, VOCIS_E_ARG,
                        "prompt of %lld positions (voice %d + text %d tokens) exceeds the %lld positions of T3", (long long)L0,
                        n_prompt, n_text, (long long)t->wpe.rows);
-    int max_draws = 1 + s->max_new_tokens;
-    if (L0 + max_draws - 1 > t->wpe.rows) max_draws = (int)(t->wpe.rows - L0 + 1); /* positions run out */
-    vx_spec_ctl ctl;
-    vx_spec_ctl_init(&ctl, speculate_on(t, s->speculate) ? s->speculate : VX_SPEC_OFF);
-    const vx_t3_gpt2 *d = NULL;
-    if (ctl.setting != VX_SPEC_OFF) {
-        if (draft_kind != VX_DRAFT_QUANT) d = t; /* the test drafts: the exact model */
-        else VX_TRY(vx_t3_gpt2_draft_of(t, &d, nthreads, err));
+    gen *g = vx_calloc(err, 1, sizeof *g, "T3 generation");
+    if (!g) return VOCIS_E_NOMEM;
+    g->t = t, g->s = *s, g->rng = rng, g->V = V, g->nthreads = nthreads, g->draft_kind = draft_kind;
+    g->max_draws = 1 + s->max_new_tokens;
+    if (L0 + g->max_draws - 1 > t->wpe.rows) g->max_draws = (int)(t->wpe.rows - L0 + 1); /* positions run out */
+    vx_spec_ctl_init(&g->ctl, speculate_on(t, s->speculate) ? s->speculate : VX_SPEC_OFF);
+    vocis_status st = VOCIS_OK;
+    if (g->ctl.setting != VX_SPEC_OFF) {
+        if (draft_kind != VX_DRAFT_QUANT) g->d = t; /* the test drafts: the exact model */
+        else st = vx_t3_gpt2_draft_of(t, &g->d, nthreads, err);
     }
     const int64_t xrows = L0 > VX_SPEC_KMAX + 1 ? L0 : VX_SPEC_KMAX + 1;
-    gen g = {t, s, V, max_draws, nthreads, {0}, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0};
-    vocis_status st = VOCIS_OK;
-    g.x = vx_malloc(err, sizeof(float) * (size_t)(xrows * D + D), "T3 inputs");
-    g.l = vx_malloc(err, sizeof(float) * (size_t)V * (VX_SPEC_KMAX + 4), "T3 logits");
-    g.tp = vx_malloc(err, vx_logits_top_p_scratch_size(V), "T3 top-p");
-    g.out = vx_malloc(err, sizeof(int32_t) * (size_t)(max_draws + VX_SPEC_KMAX + 1), "T3 tokens");
-    if (!g.x || !g.l || !g.tp || !g.out) {
-        st = VOCIS_E_NOMEM;
-        goto done;
+    if (!st) {
+        g->x = vx_malloc(err, sizeof(float) * (size_t)(xrows * D + D), "T3 inputs");
+        g->l = vx_malloc(err, sizeof(float) * (size_t)V * (VX_SPEC_KMAX + 4), "T3 logits");
+        g->tp = vx_malloc(err, vx_logits_top_p_scratch_size(V), "T3 top-p");
+        g->out = vx_malloc(err, sizeof(int32_t) * (size_t)(g->max_draws + VX_SPEC_KMAX + 1), "T3 tokens");
+        if (!g->x || !g->l || !g->tp || !g->out) st = VOCIS_E_NOMEM;
     }
-    g.xd = g.x + xrows * D;
-    g.g = g.l + (size_t)V * (VX_SPEC_KMAX + 1), g.q = g.g + V, g.scratch = g.q + V;
-    if ((st = vx_t3_gpt2_prefill_embeds(t, speaker_emb, prompt, n_prompt, text, n_text, g.x, nthreads, err)))
-        goto done;
-    if ((st = vx_gpt2_kv_init(&g.kv, t, L0 + max_draws, err))) goto done;
+    if (!st) {
+        g->xd = g->x + xrows * D;
+        g->g = g->l + (size_t)V * (VX_SPEC_KMAX + 1), g->q = g->g + V, g->scratch = g->q + V;
+        st = vx_t3_gpt2_prefill_embeds(t, speaker_emb, prompt, n_prompt, text, n_text, g->x, nthreads, err);
+    }
+    if (!st) st = vx_gpt2_kv_init(&g->kv, t, L0 + g->max_draws, err);
     const int64_t lc = vx_t3_gpt2_cond_len(n_prompt); /* the voice prefix, then text and BOS */
-    if ((st = prefill_prefix(t, &g.kv, g.x, lc, speaker_emb, prompt, n_prompt, nthreads, err))) goto done;
-    if ((st = vx_t3_gpt2_forward(t, &g.kv, L0 - lc, g.x + (size_t)lc * D, NULL, nthreads, err))) goto done;
-    vx_t3_gpt2_logits(t, g.x + (size_t)(L0 - 1) * D, g.l, NULL, nthreads);
-    int end = emit(&g, g.l, rng, &st, err);
-    while (!end) {
-        int k = vx_spec_ctl_k(&ctl);
-        if (k > max_draws - g.n - 1) k = max_draws - g.n - 1; /* a round draws at most k + 1 */
-        if (k > 0) {
-            end = spec_round(&g, d, draft_kind, k, &ctl, rng, &st, err);
-        } else {
-            const double t0 = vx_now_s();
-            end = plain_step(&g, rng, &st, err);
-            vx_spec_ctl_plain(&ctl, vx_now_s() - t0);
-        }
+    if (!st) st = prefill_prefix(t, &g->kv, g->x, lc, speaker_emb, prompt, n_prompt, nthreads, err);
+    if (!st) st = vx_t3_gpt2_forward(t, &g->kv, L0 - lc, g->x + (size_t)lc * D, NULL, nthreads, err);
+    if (st) {
+        vx_t3_gpt2_gen_free(g);
+        return st;
     }
-    if (st) goto done;
-    if (report) *report = ctl;
-    *tokens = g.out;
-    *n_tokens = g.n;
-    g.out = NULL;
-done:
-    vx_gpt2_kv_free(&g.kv);
-    free(g.x), free(g.l), free(g.tp), free(g.out);
+    vx_t3_gpt2_logits(t, g->x + (size_t)(L0 - 1) * D, g->l, NULL, nthreads);
+    g->finished = emit(g, g->l);
+    if ((st = gen_status(g, err))) { /* the first draw cancelled */
+        vx_t3_gpt2_gen_free(g);
+        return st;
+    }
+    *out = g;
+    return VOCIS_OK;
+}
+
+int vx_t3_gpt2_gen_done(const gen *g) { return g->finished; }
+
+vocis_status vx_t3_gpt2_gen_step(gen *g, vx_err *err) {
+    if (g->finished) return g->st;
+    int k = vx_spec_ctl_k(&g->ctl);
+    if (k > g->max_draws - g->n - 1) k = g->max_draws - g->n - 1; /* a round draws at most k + 1 */
+    if (k > 0) {
+        g->finished = spec_round(g, k);
+    } else {
+        const double t0 = vx_now_s();
+        g->finished = plain_step(g);
+        vx_spec_ctl_plain(&g->ctl, vx_now_s() - t0);
+    }
+    return gen_status(g, err);
+}
+
+vocis_status vx_t3_gpt2_gen_step_many(gen *const *gs, int n, int nthreads, vx_err *err) {
+    gen *live[256];
+    vx_gpt2_kv *kvs[256];
+    int64_t ones[256];
+    int m = 0;
+    for (int i = 0; i < n && m < 256; i++)
+        if (!gs[i]->finished) live[m] = gs[i], kvs[m] = &gs[i]->kv, ones[m++] = 1;
+    if (m == 0) return VOCIS_OK;
+    if (m == 1) {
+        vx_t3_gpt2_gen_step(live[0], NULL); /* its own failure stays with it */
+        return VOCIS_OK;
+    }
+    const vx_t3_gpt2 *t = live[0]->t;
+    const int64_t D = t->dim, V = t->speech_head.rows;
+    float *x = vx_malloc(err, sizeof(float) * (size_t)(m * D), "T3 batch inputs");
+    float *l = x ? vx_malloc(err, sizeof(float) * (size_t)(m * V), "T3 batch logits") : NULL;
+    vocis_status st = l ? VOCIS_OK : VOCIS_E_NOMEM;
+    for (int i = 0; i < m && !st; i++) embed(&t->speech_emb, live[i]->out[live[i]->n - 1], x + i * D);
+    if (!st) st = vx_t3_gpt2_forward_seqs(t, kvs, ones, m, x, nthreads, err);
+    if (!st) st = vx_t3_gpt2_logits_rows(t, x, m, l, nthreads, err);
+    for (int i = 0; i < m && !st; i++) {
+        live[i]->finished = emit(live[i], l + (size_t)i * V);
+        gen_status(live[i], NULL);
+    }
+    free(x), free(l);
+    return st;
+}
+
+vocis_status vx_t3_gpt2_gen_take(gen *g, int32_t **tokens, int *n_tokens, vx_spec_ctl *report, vx_err *err) {
+    *tokens = NULL;
+    *n_tokens = 0;
+    vocis_status st = g->finished ? g->st : vx_fail(err, VOCIS_E_ARG, "T3 generation is not finished");
+    if (g->finished && st && err) *err = g->err;
+    if (!st) {
+        if (report) *report = g->ctl;
+        *tokens = g->out;
+        *n_tokens = g->n;
+        g->out = NULL;
+    }
+    vx_t3_gpt2_gen_free(g);
     return st;
 }
 

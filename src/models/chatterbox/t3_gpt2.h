@@ -88,6 +88,12 @@ vocis_status vx_t3_gpt2_forward(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, 
  * speculative decoding; slower than vx_t3_gpt2_forward for a long prefill). */
 vocis_status vx_t3_gpt2_forward_steps(const vx_t3_gpt2 *t, vx_gpt2_kv *kv, int64_t n, float *x, int nthreads,
                                       vx_err *err);
+/* vx_t3_gpt2_forward_steps over several sequences at once: ns[s] positions
+ * continuing each cache kvs[s], their rows one after the other in x (a
+ * batch of requests; every row's bits are those of its own one-position
+ * forward). */
+vocis_status vx_t3_gpt2_forward_seqs(const vx_t3_gpt2 *t, vx_gpt2_kv *const *kvs, const int64_t *ns, int nseq,
+                                     float *x, int nthreads, vx_err *err);
 /* logits [n][V] for rows h [n][D], each with the bits of vx_t3_gpt2_logits on that row alone. */
 vocis_status vx_t3_gpt2_logits_rows(const vx_t3_gpt2 *t, const float *h, int64_t n, float *logits, int nthreads,
                                     vx_err *err);
@@ -135,6 +141,32 @@ vocis_status vx_t3_gpt2_generate_ex(const vx_t3_gpt2 *t, const float *speaker_em
                                     int n_prompt, const int32_t *text, int n_text, const vx_turbo_sampling *s,
                                     vx_rng *rng, int nthreads, int draft_kind, vx_spec_ctl *report,
                                     int32_t **tokens, int *n_tokens, vx_err *err);
+
+/* One generation as an object, so that several requests can step together
+ * (continuous batching): started (prefill and the first draw), stepped until
+ * done, then taken. s is copied; rng is borrowed until the generation is
+ * taken or freed (a failure of the first draw, e.g. a cancel, frees it:
+ * *out NULL). The tokens and rng state do not depend on how the steps
+ * were run (alone, speculating, or batched). */
+typedef struct vx_t3_gpt2_gen vx_t3_gpt2_gen;
+vocis_status vx_t3_gpt2_gen_start(const vx_t3_gpt2 *t, const float *speaker_emb, const int64_t *prompt, int n_prompt,
+                                  const int32_t *text, int n_text, const vx_turbo_sampling *s, vx_rng *rng,
+                                  int nthreads, int draft_kind, vx_t3_gpt2_gen **out, vx_err *err);
+/* Finished: a stop token, the cap, or a failure (a cancel by on_token). */
+int vx_t3_gpt2_gen_done(const vx_t3_gpt2_gen *g);
+/* One round of g alone: a speculative round when it speculates, else a
+ * plain step. Returns g's failure, if any (g is then finished). */
+vocis_status vx_t3_gpt2_gen_step(vx_t3_gpt2_gen *g, vx_err *err);
+/* One plain step of every unfinished generation of gs (at most 256, one
+ * model), all their rows in ONE forward; a lone unfinished one takes
+ * vx_t3_gpt2_gen_step. A generation's own failure stays with it (see
+ * vx_t3_gpt2_gen_take); the status is the batch's (out of memory). */
+vocis_status vx_t3_gpt2_gen_step_many(vx_t3_gpt2_gen *const *gs, int n, int nthreads, vx_err *err);
+/* A finished generation's tokens (malloc'd, incl. a final stop token when
+ * drawn) or its failure; report (optional): its speculation counts. Frees g. */
+vocis_status vx_t3_gpt2_gen_take(vx_t3_gpt2_gen *g, int32_t **tokens, int *n_tokens, vx_spec_ctl *report,
+                                 vx_err *err);
+void vx_t3_gpt2_gen_free(vx_t3_gpt2_gen *g);
 
 /* Turbo post-processing: drop a trailing stop token, keep ids < 6561 and
  * append three silence tokens (4299). out: [n + 3]; returns its length. */
