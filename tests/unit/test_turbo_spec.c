@@ -305,7 +305,7 @@ static void test_batch(const char *folder) {
         int added = 0, step = 0;
         while (added < N || vx_t3_gpt2_batch_active(bt)) {
             for (int i = 0; i < N; i++)
-                if (id[i] < 0 && join[i] <= step && !b[i].st) {
+                if (id[i] == -1 && join[i] <= step && !b[i].st) { /* -2: taken */
                     const vx_t3_gpt2_req q = {r[i].spk, r[i].prompt, r[i].n_prompt, r[i].text, r[i].n_text, &s[i],
                                               &b[i].rng};
                     b[i].st = vx_t3_gpt2_batch_add(bt, &q, 2, &id[i], &err);
