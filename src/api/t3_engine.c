@@ -30,7 +30,8 @@ typedef struct vx_t3_engine {
     pthread_cond_t cv;
     const batch_ops *ops;
     void *b;
-    int driving; /* a caller is running steps */
+    int driving;  /* a caller is running a step (without the lock): only it touches the batch */
+    int arriving; /* callers waiting to admit a request: the driver lets them in between steps */
 } vx_t3_engine;
 
 static pthread_mutex_t engine_create_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -65,7 +66,11 @@ void vx_api_t3_engine_free(vocis_model *m) {
 }
 
 /* Admits one request through add(b, req, nthreads, &id, err) and steps the batch until it is
- * finished, taking turns with the other callers. */
+ * finished, taking turns with the other callers. A step runs without the lock, so that callers
+ * arriving meanwhile can register; the batch is touched only under the lock while no step runs
+ * (admissions, done checks, takes), or by the one driver during its step. After each step the
+ * driver waits until the registered arrivals are admitted, so that new requests join at the next
+ * step instead of after the driver's own request ends. */
 static vocis_status engine_run(vocis_model *m, const batch_ops *ops,
                                vocis_status (*add)(void *b, const void *req, int nthreads, int *id, vx_err *err),
                                const void *req, int32_t **tokens, int *n_tokens, vx_err *err) {
@@ -74,23 +79,29 @@ static vocis_status engine_run(vocis_model *m, const batch_ops *ops,
     vx_t3_engine *e;
     VX_TRY(engine_of(m, ops, &e, err));
     pthread_mutex_lock(&e->lock);
-    while (ops->free_slots(e->b) == 0) pthread_cond_wait(&e->cv, &e->lock);
-    int id;
+    e->arriving++;
+    while (e->driving || ops->free_slots(e->b) == 0) pthread_cond_wait(&e->cv, &e->lock);
+    int id = -1;
     vocis_status st = add(e->b, req, m->threads, &id, err);
-    while (!st && !ops->done(e->b, id)) {
-        if (e->driving) {
-            pthread_cond_wait(&e->cv, &e->lock);
-            continue;
-        }
+    e->arriving--;
+    pthread_cond_broadcast(&e->cv);
+    for (;;) {
+        while (e->driving) pthread_cond_wait(&e->cv, &e->lock);
+        if (st || ops->done(e->b, id)) break;
         e->driving = 1;
+        pthread_mutex_unlock(&e->lock);
         vx_err step_err = {0};
-        vocis_status ss = ops->step(e->b, m->threads, &step_err);
+        const vocis_status ss = ops->step(e->b, m->threads, &step_err);
+        pthread_mutex_lock(&e->lock);
         e->driving = 0;
         pthread_cond_broadcast(&e->cv);
         if (ss) { /* the batch itself failed (out of memory): every caller sees it */
             st = ss;
             if (err) *err = step_err;
         }
+        /* let the callers that arrived during the step join before the next one */
+        while (!st && e->arriving > 0 && ops->free_slots(e->b) > 0 && !e->driving)
+            pthread_cond_wait(&e->cv, &e->lock);
     }
     if (!st) st = ops->take(e->b, id, tokens, n_tokens, err);
     else if (id >= 0) ops->drop(e->b, id);

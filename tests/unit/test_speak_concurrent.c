@@ -1,5 +1,6 @@
 /* Several threads calling vocis_speak on ONE model at once: their T3 steps run as one batched
- * forward (api/t3_engine.c), and each seeded call returns exactly the samples it returns alone. */
+ * forward (api/t3_engine.c: the Llama CFG-pair batch of English, the single-row GPT-2 batch of
+ * Turbo and Nano), and each seeded call returns exactly the samples it returns alone. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,50 +18,63 @@ typedef struct job {
     int k;
     vocis_audio a;
     vocis_status st;
+    int together;
 } job;
+
+static pthread_barrier_t start; /* the threads call at once, so that their T3 steps overlap */
 
 static void *run(void *p) {
     job *j = p;
+    if (j->together) pthread_barrier_wait(&start);
     vocis_speak_options o;
     vocis_speak_options_default(&o);
     o.t3.seed = 10 + j->k;
-    o.t3.max_new_tokens = 40;
+    o.t3.max_new_tokens = 120;
     j->st = vocis_speak(j->m, j->v, texts[j->k], &o, &j->a);
     return NULL;
 }
 
-int main(int argc, char **argv) {
-    if (argc > 1) tl_data_dir = argv[1];
+static void check_model(const char *folder) {
     vocis_open_options oo = {2, NULL, VOCIS_PRECISION_EXACT};
     vocis_model *m;
-    if (vocis_model_open(tl_path("chatterbox/ckpt"), &oo, &m) != VOCIS_OK) {
-        fprintf(stderr, "%s\n", vocis_errmsg(m));
-        return 1;
+    if (vocis_model_open(tl_path(folder), &oo, &m) != VOCIS_OK) {
+        CHECK_MSG(0, "%s: %s", folder, vocis_errmsg(m));
+        vocis_model_close(m);
+        return;
     }
     vocis_voice *v;
     CHECK(vocis_voice_load(m, NULL, &v) == VOCIS_OK);
     job alone[N], together[N];
     for (int k = 0; k < N; k++) {
-        alone[k] = (job){m, v, k, {0}, 0};
+        alone[k] = (job){m, v, k, {0}, 0, 0};
         run(&alone[k]);
-        CHECK_MSG(alone[k].st == VOCIS_OK, "%s", vocis_errmsg(m));
+        CHECK_MSG(alone[k].st == VOCIS_OK, "%s: %s", folder, vocis_errmsg(m));
     }
     pthread_t th[N];
+    pthread_barrier_init(&start, NULL, N);
     for (int k = 0; k < N; k++) {
-        together[k] = (job){m, v, k, {0}, 0};
+        together[k] = (job){m, v, k, {0}, 0, 1};
         CHECK(pthread_create(&th[k], NULL, run, &together[k]) == 0);
     }
     for (int k = 0; k < N; k++) pthread_join(th[k], NULL);
+    pthread_barrier_destroy(&start);
     for (int k = 0; k < N; k++) {
         CHECK(together[k].st == VOCIS_OK);
         CHECK_MSG(together[k].a.n == alone[k].a.n &&
                       memcmp(together[k].a.samples, alone[k].a.samples, sizeof(float) * alone[k].a.n) == 0,
-                  "request %d: %zu samples together vs %zu alone, or different samples", k, together[k].a.n,
-                  alone[k].a.n);
+                  "%s request %d: %zu samples together vs %zu alone, or different samples", folder, k,
+                  together[k].a.n, alone[k].a.n);
         vocis_audio_free(&alone[k].a);
         vocis_audio_free(&together[k].a);
     }
     vocis_voice_free(v);
     vocis_model_close(m);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1) tl_data_dir = argv[1];
+    check_model("chatterbox/ckpt");
+    check_model("chatterbox-turbo/ckpt");
+    check_model("chatterbox-nano/ckpt");
     return tl_finish("test_speak_concurrent");
 }
