@@ -15,7 +15,8 @@ static const char usage[] =
     "has that name; for VibeVoice, 'voice' may be a list of saved voices, one per 'Speaker N' of the script.\n"
     "Slow clients are closed at --header-timeout / --body-timeout, and the last eighth of --max-connections is\n"
     "kept for new arrivals. Requests to one model are taken in arrival order (a queue of --max-queue); up to --batch\n"
-    "Chatterbox requests run at once, their T3 steps batched into one forward (each weight read once per step).\n"
+    "Chatterbox requests (English, Multilingual, Turbo, Nano) run at once, their T3 steps batched into one forward\n"
+    "(each weight read once per step).\n"
     "Binds 127.0.0.1 unless told otherwise; SIGINT / SIGTERM shut it down cleanly (exit 0).";
 
 int cmd_serve(int argc, char **argv) {

@@ -29,11 +29,11 @@ words() { wc -w <"$1" | tr -d ' '; }
 start_server --model "$CB" --model mtl="$MTL" --model turbo="$TURBO" --model rt="$RT" --voices "$SCRATCH/voices" --threads 2
 S=$URL/v1/audio/speech
 
-# ---- item 5: model kinds in full (the 16-byte kind cut them), batching on for Multilingual
+# ---- item 5: model kinds in full (the 16-byte kind cut them), batching on for Multilingual and Turbo
 req "GET /v1/models" 200 "" "$URL/v1/models"
 cp "$SCRATCH/body" "$SCRATCH/models.json"
 for k in '"id":"mtl","object":"model","created":0,"owned_by":"vocis","kind":"chatterbox-multilingual","batch":4' \
-         '"id":"turbo","object":"model","created":0,"owned_by":"vocis","kind":"chatterbox-turbo","batch":1' \
+         '"id":"turbo","object":"model","created":0,"owned_by":"vocis","kind":"chatterbox-turbo","batch":4' \
          '"id":"rt","object":"model","created":0,"owned_by":"vocis","kind":"vibevoice-realtime","batch":1' \
          '"id":"ckpt","object":"model","created":0,"owned_by":"vocis","kind":"chatterbox","batch":4'; do
     grep -qF "$k" "$SCRATCH/models.json" && ok "models: ${k%%,\"object*}: kind and batch" || bad "models lack $k: $(cat "$SCRATCH/models.json")"
