@@ -1703,7 +1703,8 @@ int vx_server_run(const vx_server_config *cfg) {
         snprintf(sm->kind, sizeof sm->kind, "%s", vocis_model_kind(sm->m));
         /* Chatterbox (English / Multilingual / Turbo / Nano) batches the T3 steps of concurrent vocis_speak
          * calls: several workers feed it; VibeVoice runs its requests one at a time. */
-        const int batching = !strncmp(sm->kind, "chatterbox", 10);
+        const int batching = !strcmp(sm->kind, "chatterbox") || !strcmp(sm->kind, "chatterbox-multilingual") ||
+                             !strcmp(sm->kind, "chatterbox-turbo") || !strcmp(sm->kind, "chatterbox-nano");
         const int nw = batching ? (cfg->batch < 1 ? 1 : cfg->batch > VX_SRV_MAX_WORKERS ? VX_SRV_MAX_WORKERS : cfg->batch)
                                 : 1;
         for (int w = 0; w < nw; w++) {
