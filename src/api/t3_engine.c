@@ -18,6 +18,8 @@
 typedef struct batch_ops {
     vocis_status (*create)(vocis_model *m, void **b, vx_err *err);
     void (*destroy)(void *b);
+    /* admits the family's request (llama_req / vx_t3_gpt2_req): its prefill and first draw */
+    vocis_status (*add)(void *b, const void *req, int nthreads, int *id, vx_err *err);
     int (*free_slots)(const void *b);
     int (*done)(const void *b, int id);
     vocis_status (*step)(void *b, int nthreads, vx_err *err);
@@ -65,15 +67,14 @@ void vx_api_t3_engine_free(vocis_model *m) {
     m->t3_engine = NULL;
 }
 
-/* Admits one request through add(b, req, nthreads, &id, err) and steps the batch until it is
+/* Admits one request through ops->add and steps the batch until it is
  * finished, taking turns with the other callers. A step runs without the lock, so that callers
  * arriving meanwhile can register; the batch is touched only under the lock while no step runs
  * (admissions, done checks, takes), or by the one driver during its step. After each step the
  * driver waits until the registered arrivals are admitted, so that new requests join at the next
  * step instead of after the driver's own request ends. */
-static vocis_status engine_run(vocis_model *m, const batch_ops *ops,
-                               vocis_status (*add)(void *b, const void *req, int nthreads, int *id, vx_err *err),
-                               const void *req, int32_t **tokens, int *n_tokens, vx_err *err) {
+static vocis_status engine_run(vocis_model *m, const batch_ops *ops, const void *req, int32_t **tokens,
+                               int *n_tokens, vx_err *err) {
     *tokens = NULL;
     *n_tokens = 0;
     vx_t3_engine *e;
@@ -82,7 +83,7 @@ static vocis_status engine_run(vocis_model *m, const batch_ops *ops,
     e->arriving++;
     while (e->driving || ops->free_slots(e->b) == 0) pthread_cond_wait(&e->cv, &e->lock);
     int id = -1;
-    vocis_status st = add(e->b, req, m->threads, &id, err);
+    vocis_status st = ops->add(e->b, req, m->threads, &id, err);
     e->arriving--;
     pthread_cond_broadcast(&e->cv);
     for (;;) {
@@ -112,20 +113,6 @@ static vocis_status engine_run(vocis_model *m, const batch_ops *ops,
 
 /* ---- Chatterbox English / Multilingual (Llama T3, CFG pair) ---- */
 
-static vocis_status llama_create(vocis_model *m, void **b, vx_err *err) {
-    return vx_t3_batch_new(&m->t3, T3_ENGINE_SLOTS, (vx_t3_batch **)b, err);
-}
-static void llama_destroy(void *b) { vx_t3_batch_free(b); }
-static int llama_free_slots(const void *b) { return vx_t3_batch_free_slots(b); }
-static int llama_done(const void *b, int id) { return vx_t3_batch_done(b, id); }
-static vocis_status llama_step(void *b, int nthreads, vx_err *err) { return vx_t3_batch_step(b, nthreads, err); }
-static vocis_status llama_take(void *b, int id, int32_t **t, int *n, vx_err *err) {
-    return vx_t3_batch_take(b, id, t, n, err);
-}
-static void llama_drop(void *b, int id) { vx_t3_batch_drop(b, id); }
-static const batch_ops llama_ops = {llama_create, llama_destroy, llama_free_slots, llama_done,
-                                    llama_step,   llama_take,    llama_drop};
-
 typedef struct llama_req {
     const vx_t3_cond *c;
     const int32_t *ids;
@@ -134,15 +121,28 @@ typedef struct llama_req {
     vx_rng *rng;
 } llama_req;
 
+static vocis_status llama_create(vocis_model *m, void **b, vx_err *err) {
+    return vx_t3_batch_new(&m->t3, T3_ENGINE_SLOTS, (vx_t3_batch **)b, err);
+}
+static void llama_destroy(void *b) { vx_t3_batch_free(b); }
 static vocis_status llama_add(void *b, const void *req, int nthreads, int *id, vx_err *err) {
     const llama_req *r = req;
     return vx_t3_batch_add(b, r->c, r->ids, r->n_ids, r->s, r->rng, nthreads, id, err);
 }
+static int llama_free_slots(const void *b) { return vx_t3_batch_free_slots(b); }
+static int llama_done(const void *b, int id) { return vx_t3_batch_done(b, id); }
+static vocis_status llama_step(void *b, int nthreads, vx_err *err) { return vx_t3_batch_step(b, nthreads, err); }
+static vocis_status llama_take(void *b, int id, int32_t **t, int *n, vx_err *err) {
+    return vx_t3_batch_take(b, id, t, n, err);
+}
+static void llama_drop(void *b, int id) { vx_t3_batch_drop(b, id); }
+static const batch_ops llama_ops = {llama_create, llama_destroy, llama_add,  llama_free_slots,
+                                    llama_done,   llama_step,    llama_take, llama_drop};
 
 vocis_status vx_api_t3_generate(vocis_model *m, const vx_t3_cond *c, const int32_t *ids, int n_ids,
                                 const vx_t3_sampling *s, vx_rng *rng, int32_t **tokens, int *n_tokens, vx_err *err) {
     const llama_req r = {c, ids, n_ids, s, rng};
-    return engine_run(m, &llama_ops, llama_add, &r, tokens, n_tokens, err);
+    return engine_run(m, &llama_ops, &r, tokens, n_tokens, err);
 }
 
 /* ---- Chatterbox Turbo / Nano (GPT-2 T3, one row) ---- */
@@ -151,6 +151,9 @@ static vocis_status gpt2_create(vocis_model *m, void **b, vx_err *err) {
     return vx_t3_gpt2_batch_new(vx_api_turbo_t3(m), T3_ENGINE_SLOTS, (vx_t3_gpt2_batch **)b, err);
 }
 static void gpt2_destroy(void *b) { vx_t3_gpt2_batch_free(b); }
+static vocis_status gpt2_add(void *b, const void *req, int nthreads, int *id, vx_err *err) {
+    return vx_t3_gpt2_batch_add(b, req, nthreads, id, err);
+}
 static int gpt2_free_slots(const void *b) { return vx_t3_gpt2_batch_free_slots(b); }
 static int gpt2_done(const void *b, int id) { return vx_t3_gpt2_batch_done(b, id); }
 static vocis_status gpt2_step(void *b, int nthreads, vx_err *err) { return vx_t3_gpt2_batch_step(b, nthreads, err); }
@@ -158,14 +161,10 @@ static vocis_status gpt2_take(void *b, int id, int32_t **t, int *n, vx_err *err)
     return vx_t3_gpt2_batch_take(b, id, t, n, err);
 }
 static void gpt2_drop(void *b, int id) { vx_t3_gpt2_batch_drop(b, id); }
-static const batch_ops gpt2_ops = {gpt2_create, gpt2_destroy, gpt2_free_slots, gpt2_done,
-                                   gpt2_step,   gpt2_take,    gpt2_drop};
-
-static vocis_status gpt2_add(void *b, const void *req, int nthreads, int *id, vx_err *err) {
-    return vx_t3_gpt2_batch_add(b, req, nthreads, id, err);
-}
+static const batch_ops gpt2_ops = {gpt2_create, gpt2_destroy, gpt2_add,  gpt2_free_slots,
+                                   gpt2_done,   gpt2_step,    gpt2_take, gpt2_drop};
 
 vocis_status vx_api_turbo_t3_batched(vocis_model *m, const vx_t3_gpt2_req *r, int32_t **tokens, int *n_tokens,
                                      vx_err *err) {
-    return engine_run(m, &gpt2_ops, gpt2_add, r, tokens, n_tokens, err);
+    return engine_run(m, &gpt2_ops, r, tokens, n_tokens, err);
 }
