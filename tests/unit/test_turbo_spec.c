@@ -216,15 +216,21 @@ static vx_turbo_sampling random_sampling(void) {
     return s;
 }
 
-static void test_generation(const char *folder) {
+/* The tiny checkpoint's T3 in exact mode; 0, or -1 with a failed check. */
+static int load_t3(const char *folder, vx_t3_gpt2 *t) {
     vx_err err = {0};
     vx_cb_config cfg;
-    vx_t3_gpt2 t;
     const char *dir = tl_path(folder);
-    if (vx_turbo_config(dir, NULL, &cfg, &err) || vx_t3_gpt2_load(&t, dir, &cfg, VX_PREC_EXACT, &err)) {
+    if (vx_turbo_config(dir, NULL, &cfg, &err) || vx_t3_gpt2_load(t, dir, &cfg, VX_PREC_EXACT, &err)) {
         CHECK_MSG(0, "%s: %s", folder, err.msg);
-        return;
+        return -1;
     }
+    return 0;
+}
+
+static void test_generation(const char *folder) {
+    vx_t3_gpt2 t;
+    if (load_t3(folder, &t)) return;
     char what[160];
     int64_t proposed = 0;
     for (int c = 0; c < 40; c++) {
@@ -269,13 +275,8 @@ static void test_generation(const char *folder) {
 static void test_batch(const char *folder) {
     enum { N = 6 };
     vx_err err = {0};
-    vx_cb_config cfg;
     vx_t3_gpt2 t;
-    const char *dir = tl_path(folder);
-    if (vx_turbo_config(dir, NULL, &cfg, &err) || vx_t3_gpt2_load(&t, dir, &cfg, VX_PREC_EXACT, &err)) {
-        CHECK_MSG(0, "%s: %s", folder, err.msg);
-        return;
-    }
+    if (load_t3(folder, &t)) return;
     const size_t V = (size_t)t.speech_head.rows;
     for (int round = 0; round < 3; round++) {
         request r[N];
