@@ -908,8 +908,8 @@ done:
     return st;
 }
 
-/* Chunk k's cue: from where the previous one ended (log's last cue) to end; to on_cue, and into
- * the log when the job is checkpointed (log non-NULL). */
+/* Chunk k's cue: from where the previous one ended (the log's last cue) to end; into the log (a
+ * checkpoint keeps it) and to on_cue. */
 static vocis_status chunk_cue(const vocis_speak_options *o, vx_cue_log *log, int k, const char *text, int64_t end,
                               vx_err *err) {
     const int64_t start = log->n ? log->v[log->n - 1].end : 0;

@@ -34,6 +34,9 @@ static int vv_on_audio(void *user, const float *pcm, int64_t n) {
     return c->o->on_audio ? c->o->on_audio(c->o->user, pcm, (size_t)n, 24000) : 0;
 }
 
+/* A script line's text as its cue shows it (the parser keeps the space after the colon). */
+static const char *turn_text(const vx_vv_line *ln) { return ln->text + (ln->text[0] == ' '); }
+
 /* The cues of a session's turns, its audio [start, start + na) of the output shared out by vx_turn_bounds. */
 static vocis_status session_cues(const vx_vv_request *r, const vx_vv_session *s, vv_ctx *c, int64_t start,
                                  int64_t na, vx_err *err) {
@@ -46,7 +49,7 @@ static vocis_status session_cues(const vx_vv_request *r, const vx_vv_session *s,
     for (int i = 0; i < s->n_lines && !st; i++) {
         const vx_vv_line *ln = &r->script.lines[s->first_line + i];
         const int64_t a = start + (i ? ends[i - 1] * hop : 0), b = i + 1 < s->n_lines ? start + ends[i] * hop : start + na;
-        const vocis_cue cue = {(int)c->cues.n, ln->text + (ln->text[0] == ' '), ln->speaker, a, b, 24000, s->n_lines == 1};
+        const vocis_cue cue = {(int)c->cues.n, turn_text(ln), ln->speaker, a, b, 24000, s->n_lines == 1};
         st = vx_cue_log_add(&c->cues, &cue, s->first_line + i, err);
         if (!st && c->o->on_cue && c->o->on_cue(c->o->user, &cue))
             st = vx_fail(err, VOCIS_E_CANCELLED, "synthesis cancelled");
@@ -59,7 +62,7 @@ static vocis_status replay_cues(const vx_vv_request *r, const vv_ctx *c, vx_err 
     if (!c->o->on_cue || !c->cues.n) return VOCIS_OK;
     const char **texts = malloc(sizeof *texts * (size_t)r->script.n_lines);
     if (!texts) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    for (int i = 0; i < r->script.n_lines; i++) texts[i] = r->script.lines[i].text + (r->script.lines[i].text[0] == ' ');
+    for (int i = 0; i < r->script.n_lines; i++) texts[i] = turn_text(&r->script.lines[i]);
     vocis_status st = vx_cue_log_replay(&c->cues, texts, 24000, c->o->on_cue, c->o->user, err);
     free(texts);
     return st;
