@@ -643,15 +643,9 @@ int bench_serve(int argc, char **argv) {
     if (r) return r == 1 ? 0 : 2;
     int prec;
     if ((r = bench_common_args(synthetic, &threads, precision, &prec))) return r;
-    int lv[16], nlv = 0;
-    for (const char *p = levels; *p && nlv < 16;) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 1 || v > 64) return cli_error("bench", "--concurrency: invalid list '%s'", levels), 2;
-        lv[nlv++] = (int)v;
-        p = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',') return cli_error("bench", "--concurrency: invalid list '%s'", levels), 2;
-    }
+    int64_t lv[16];
+    const int nlv = bench_parse_positions(levels, lv, 16, 64);
+    if (nlv < 0) return cli_error("bench", "--concurrency: invalid list '%s'", levels), 2;
     const int want = (int)lround((double)seconds * TOKENS_PER_S) > 0 ? (int)lround((double)seconds * TOKENS_PER_S) : 1;
     vx_err err = {0};
     vx_cb_config cfg;
@@ -690,7 +684,7 @@ int bench_serve(int argc, char **argv) {
         st = acoustic_run(&a, tok64, want, 10, &rng, threads, &at, &err);
     }
     for (int li = 0; li < nlv && !st; li++) {
-        const int N = lv[li];
+        const int N = (int)lv[li];
         vx_t3_batch *b = NULL;
         vx_rng *rngs = calloc((size_t)N, sizeof *rngs);
         int *ids = calloc((size_t)N, sizeof *ids);
