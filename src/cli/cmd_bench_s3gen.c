@@ -718,7 +718,7 @@ int bench_serve(int argc, char **argv) {
         if (st) break;
         const double audio = (double)N * want / TOKENS_PER_S, wall = t_t3 + N * (at.flow + at.hift);
         printf("t3_steps_c%d: %.1f steps/s (%d requests x %d tokens in %.2f s)\n", N, N * want / t_t3, N, want, t_t3);
-        printf("audio_c%d: %.2f audio s per wall s (T3 %.2f s + S3Gen/HiFT %d x %.2f s)\n", N, audio / wall, t_t3, N,
+        printf("audio_s_per_s_c%d: %.2f audio s per wall s (T3 %.2f s + S3Gen/HiFT %d x %.2f s)\n", N, audio / wall, t_t3, N,
                at.flow + at.hift);
         printf("tokens_identical_c%d: %s\n", N, same ? "yes" : "NO");
         fflush(stdout);
