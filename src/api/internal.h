@@ -19,6 +19,7 @@
 #include "text/tokenizer.h"
 
 struct vocis_model {
+    const struct vx_family *family; /* its table (family.h); vx_family_none while no folder is open */
     char dir[4096];
     int threads;
     int precision;       /* resolved policy of the LM part (kernels/precision.h), set at open */
@@ -60,6 +61,7 @@ typedef struct voice_source {
 } voice_source;
 
 struct vocis_voice {
+    const struct vx_family *family; /* the family that saves it when not the model's (a Realtime preset) */
     vx_cb_conds conds;
     voice_source src;
     char *audio_path; /* VibeVoice: the recording, read at synthesis */
@@ -95,48 +97,57 @@ vx_voice_file vx_api_voice_file(const char *path, vx_err *err);
 /* "PATH is a VibeVoice-Realtime voice preset", "PATH is an audio recording", ...: what the file is, for messages. */
 const char *vx_api_voice_file_what(vx_voice_kind kind);
 
+/* ---- common.c: what every family file may use ---- */
 /* The calling thread's error context for calls on m: several threads may use one model at
  * once, and each reads its own last error through vocis_errmsg. */
 vx_err *vx_api_err(const vocis_model *m);
-/* [start_text_token] + raw + [stop_text_token] into *ids (malloc'd); raw is freed either way. */
-vocis_status vx_api_pad_text_ids(vocis_model *m, int32_t *raw, size_t nraw, int32_t **ids, size_t *n);
 /* 1 when DIR/NAME exists. */
 int vx_api_file_exists(const char *dir, const char *name);
+/* torch.manual_seed(o->seed), or a random seed when o->seed < 0. */
+void vx_api_seed_rng(vx_rng *rng, const vocis_t3_options *o);
+/* Frees a voice handle of any family (NULL is fine). */
+void vx_api_voice_free(vocis_voice *v);
+
+/* ---- vocis_cb.c: the Chatterbox core that its variants (Multilingual, Turbo / Nano, voice
+ * conversion) share ---- */
+/* [start_text_token] + raw + [stop_text_token] into *ids (malloc'd); raw is freed either way. */
+vocis_status vx_api_pad_text_ids(vocis_model *m, int32_t *raw, size_t nraw, int32_t **ids, size_t *n);
 /* Loads S3Gen (flow + HiFT) / the cloning networks on first use. */
 vocis_status vx_api_load_s3gen(vocis_model *m);
 vocis_status vx_api_load_cloner(vocis_model *m);
-/* torch.manual_seed(o->seed), or a random seed when o->seed < 0. */
-void vx_api_seed_rng(vx_rng *rng, const vocis_t3_options *o);
-/* VibeVoice-Realtime (vocis_rt.c): detect (config.json model_type vibevoice_streaming), open,
- * close, voice presets, speak. */
-int vx_api_rt_detect(const char *dir);
-vocis_status vx_api_rt_open(vocis_model *m, const char *dir, const char *config_path);
-void vx_api_rt_close(vocis_model *m);
-vocis_status vx_api_rt_voice_load(vocis_model *m, const char *path, vocis_voice **out);
-vocis_status vx_api_rt_voice_save(vocis_model *m, const vocis_voice *v, const char *path);
-void vx_api_rt_voice_free(vocis_voice *v);
-vocis_status vx_api_rt_speak(vocis_model *m, const vocis_voice *voice, const char *text,
-                             const vocis_speak_options *opts, vocis_audio *out);
-/* Chatterbox-Turbo / -Nano (vocis_turbo.c). */
-vocis_status vx_api_turbo_open(vocis_model *m, const vocis_open_options *o);
-void vx_api_turbo_close(vocis_model *m);
-const char *vx_api_turbo_kind(const vocis_model *m);
+/* Frees what any Chatterbox variant may have made (T3, tokenizer, S3Gen, HiFT, cloner, clone cache). */
+void vx_api_cb_close(vocis_model *m);
+/* A recording is cloned, a voice file or conds.pt loaded; NULL is the folder's conds.pt. */
+vocis_status vx_api_cb_voice_load(vocis_model *m, const char *path, vocis_voice **out);
+vocis_status vx_api_cb_voice_save(vocis_model *m, const vocis_voice *v, const char *path);
+/* The voice a T3 / speak call uses: *voice, or the folder's built-in one when NULL (then also in
+ * *own, for the caller to free); refused when cloned by the other recipe. */
+vocis_status vx_api_cb_voice_or_builtin(vocis_model *m, const vocis_voice **voice, vocis_voice **own);
+/* T3's speech tokens (English and Multilingual: the family's tokenize, CFG pair). */
+vocis_status vx_api_cb_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text, const vocis_t3_options *o,
+                                   int32_t **tokens, size_t *n);
+vocis_status vx_api_cb_clone(vocis_model *m, const char *audio_path, const vocis_clone_options *o, vocis_voice **out);
+vocis_status vx_api_cb_clone_samples(vocis_model *m, const float *samples, size_t n, int sample_rate,
+                                     const vocis_clone_options *o, vocis_voice **out);
+/* Speech in sentence chunks (options filled by the API). */
+vocis_status vx_api_cb_speak(vocis_model *m, const vocis_voice *voice, const char *text, const vocis_speak_options *o,
+                             vocis_audio *out);
+/* ChatterboxVC.generate (vocis_vc.c): a recording in the target voice. */
+vocis_status vx_api_cb_convert(vocis_model *m, const char *source_path, const vocis_voice *target,
+                               const vocis_convert_options *o, vocis_audio *out);
+/* The English T3's KV cache in bf16, its voice-prefix cache. */
+void vx_api_cb_kv_bf16(vocis_model *m);
+vocis_status vx_api_cb_set_voice_cache(vocis_model *m, size_t max_bytes);
+struct vx_prefix_cache *vx_api_cb_voice_cache(const vocis_model *m);
+/* Chatterbox-Turbo / -Nano (vocis_turbo.c), for the chunk loop of vocis_cb.c. */
 vocis_status vx_api_turbo_tokenize(vocis_model *m, const char *text, int32_t **ids, size_t *n);
-/* The Turbo/Nano T3's voice-prefix cache (vocis_open_options.voice_cache_mb). */
-vocis_status vx_api_turbo_set_voice_cache(vocis_model *m, size_t max_bytes);
-struct vx_prefix_cache *vx_api_turbo_voice_cache(const vocis_model *m);
-vocis_status vx_api_turbo_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text,
-                                      const vocis_t3_options *o, int32_t **tokens, size_t *n);
 /* One chunk of speech from the text's GPT-2 ids (vx_api_turbo_tokenize). */
 vocis_status vx_api_turbo_speak_chunk(vocis_model *m, const vx_cb_conds *v, const int32_t *ids, size_t nids,
                                       const vocis_t3_options *o, int cfm_steps,
                                       int (*on_token)(void *, int, int32_t), void *user, vx_rng *rng, float **wav,
                                       int64_t *nwav);
-/* Chatterbox-Multilingual (vocis_mtl.c): opens the folder (T3, tokenizer, Cangjie table); the text front end;
- * the post-processing of T3's tokens (in place, returns the count) and the cut of the waveform. */
-vocis_status vx_api_mtl_open(vocis_model *m, const vocis_open_options *o);
-vocis_status vx_api_mtl_tokenize(vocis_model *m, const char *text, const char *language, int32_t **ids, size_t *n,
-                                 vx_tok_unknown *unknown);
+/* Chatterbox-Multilingual (vocis_mtl.c): the post-processing of T3's tokens (in place, returns
+ * the count) and the cut of the waveform. */
 int vx_api_mtl_clean_tokens(vocis_model *m, int32_t *tokens, int n);
 int64_t vx_api_mtl_keep_samples(int n_tokens, int64_t n_samples);
 /* T3 generation through the model's shared batch (t3_engine.c): concurrent callers'
@@ -183,8 +194,5 @@ int vx_api_stream_first_tokens(const vocis_model *m, int stream_tokens);
 vocis_status vx_api_turbo_generate_ids(vocis_model *m, const vx_cb_conds *v, const int32_t *ids, size_t nids,
                                        const vocis_t3_options *o, int (*on_token)(void *, int, int32_t), void *user,
                                        vx_rng *rng, int32_t **toks, int *nt);
-/* vocis_speak for a VibeVoice model (vocis_vv.c). */
-vocis_status vx_api_vv_speak(vocis_model *m, const vocis_voice *voice, const char *text,
-                             const vocis_speak_options *opts, vocis_audio *out);
 
 #endif

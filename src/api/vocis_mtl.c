@@ -1,17 +1,18 @@
-/* Public API for Chatterbox-Multilingual (ChatterboxMultilingualTTS): the
- * folder, languages and text front end. Speech runs the English path of
- * vocis.c (T3, S3Gen, HiFT, cloning) with the hooks below for the
- * multilingual post-processing. */
+/* The Chatterbox-Multilingual family (ChatterboxMultilingualTTS): the folder,
+ * languages and text front end. Speech runs the Chatterbox path of vocis_cb.c
+ * (T3, S3Gen, HiFT, cloning) with the hooks below for the multilingual
+ * post-processing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "api/family.h"
 #include "api/internal.h"
 #include "models/chatterbox/mtl.h"
 #include "text/mtl_text.h"
 
-vocis_status vx_api_mtl_open(vocis_model *m, const vocis_open_options *o) {
+static vocis_status open_mtl(vocis_model *m, const vocis_open_options *o) {
     vx_err *err = vx_api_err(m);
     VX_TRY(vx_mtl_check_folder(m->dir, err));
     vx_cb_config_default(&m->cfg);
@@ -45,8 +46,8 @@ static vocis_status need_language(vocis_model *m, const char *language) {
     return VOCIS_OK;
 }
 
-vocis_status vx_api_mtl_tokenize(vocis_model *m, const char *text, const char *language, int32_t **ids, size_t *n,
-                                 vx_tok_unknown *unknown) {
+static vocis_status tokenize(vocis_model *m, const char *text, const char *language, int32_t **ids, size_t *n,
+                             vx_tok_unknown *unknown) {
     VX_TRY(need_language(m, language));
     int32_t *raw = NULL;
     size_t nraw = 0;
@@ -63,13 +64,39 @@ int vx_api_mtl_clean_tokens(vocis_model *m, int32_t *tokens, int n) {
 
 int64_t vx_api_mtl_keep_samples(int n_tokens, int64_t n_samples) { return vx_mtl_keep_samples(n_tokens, n_samples); }
 
-const char *vocis_model_languages(const vocis_model *m) { return m && m->mtl ? vx_mtl_language_list() : NULL; }
-
-vocis_status vocis_check_language(vocis_model *m, const char *language) {
-    vx_err_clear(vx_api_err(m));
-    if (m->mtl) return need_language(m, language);
-    if (language && *language && strcasecmp(language, "en") != 0)
-        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "language '%.32s': only Chatterbox-Multilingual takes a language",
-                       language);
-    return VOCIS_OK;
+static void close_mtl(vocis_model *m) {
+    vx_api_cb_close(m);
+    vx_mtl_text_free(m->mtl);
 }
+
+static const char *kind(const vocis_model *m) {
+    (void)m;
+    return "chatterbox-multilingual";
+}
+
+static const char *languages(const vocis_model *m) {
+    (void)m;
+    return vx_mtl_language_list();
+}
+
+const vx_family vx_family_mtl = {
+    .name = "Chatterbox-Multilingual",
+    .parts = VX_FAMILY_LM | VX_FAMILY_S3GEN,
+    .detect = vx_mtl_is_folder,
+    .open = open_mtl,
+    .close = close_mtl,
+    .kind = kind,
+    .kv_bf16 = vx_api_cb_kv_bf16,
+    .set_voice_cache = vx_api_cb_set_voice_cache,
+    .voice_cache = vx_api_cb_voice_cache,
+    .check_language = need_language,
+    .languages = languages,
+    .tokenize = tokenize,
+    .voice_load = vx_api_cb_voice_load,
+    .voice_save = vx_api_cb_voice_save,
+    .clone = vx_api_cb_clone,
+    .clone_samples = vx_api_cb_clone_samples,
+    .t3_generate = vx_api_cb_t3_generate,
+    .speak = vx_api_cb_speak,
+    .convert = vx_api_cb_convert,
+};

@@ -1,5 +1,5 @@
-/* Public API, VibeVoice-Realtime-0.5B side: voice presets, speech while the
- * text is still arriving (vocis_stream_*), and vocis_speak on top of it. */
+/* The VibeVoice-Realtime-0.5B family: voice presets, speech while the text is
+ * still arriving (vocis_stream_*), and speak on top of it. */
 #include "vocis.h"
 
 #include <cjson/cJSON.h>
@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/family.h"
 #include "api/internal.h"
 #include "api/job_checkpoint.h"
 #include "models/vibevoice/realtime.h"
 
-int vx_api_rt_detect(const char *dir) {
+static int detect(const char *dir) {
     char path[4200];
     snprintf(path, sizeof path, "%s/config.json", dir);
     FILE *f = fopen(path, "rb");
@@ -28,10 +29,10 @@ int vx_api_rt_detect(const char *dir) {
     return rt;
 }
 
-vocis_status vx_api_rt_open(vocis_model *m, const char *dir, const char *config_path) {
+static vocis_status open_rt(vocis_model *m, const vocis_open_options *o) {
     m->rt = calloc(1, sizeof *m->rt);
     if (!m->rt) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
-    vocis_status st = vx_rt_model_load(m->rt, dir, config_path, 1, m->precision, vx_api_err(m));
+    vocis_status st = vx_rt_model_load(m->rt, m->dir, o ? o->config_path : NULL, 1, m->precision, vx_api_err(m));
     if (st) {
         free(m->rt);
         m->rt = NULL;
@@ -39,18 +40,11 @@ vocis_status vx_api_rt_open(vocis_model *m, const char *dir, const char *config_
     return st;
 }
 
-void vx_api_rt_close(vocis_model *m) {
+static void close_rt(vocis_model *m) {
     if (!m->rt) return;
     vx_rt_model_free(m->rt);
     free(m->rt);
     m->rt = NULL;
-}
-
-void vx_api_rt_voice_free(vocis_voice *v) {
-    if (!v || !v->rt_preset) return;
-    vx_rt_preset_free(v->rt_preset);
-    free(v->rt_preset);
-    v->rt_preset = NULL;
 }
 
 vocis_status vocis_voice_load_preset(vocis_model *m, const char *path, vocis_voice **out) {
@@ -76,16 +70,17 @@ vocis_status vocis_voice_load_preset(vocis_model *m, const char *path, vocis_voi
         return st;
     }
     if (m->rt && (st = vx_rt_preset_check(v->rt_preset, &m->rt->cfg, vx_api_err(m)))) {
-        vocis_voice_free(v);
+        vx_api_voice_free(v);
         return st;
     }
+    v->family = &vx_family_rt; /* saved as a preset whatever model handle saves it */
     const char *base = strrchr(path, '/');
     snprintf(v->src.name, sizeof v->src.name, "%s", base ? base + 1 : path);
     *out = v;
     return VOCIS_OK;
 }
 
-vocis_status vx_api_rt_voice_load(vocis_model *m, const char *path, vocis_voice **out) {
+static vocis_status voice_load(vocis_model *m, const char *path, vocis_voice **out) {
     *out = NULL;
     if (!path)
         return vx_fail(vx_api_err(m), VOCIS_E_ARG,
@@ -94,7 +89,9 @@ vocis_status vx_api_rt_voice_load(vocis_model *m, const char *path, vocis_voice 
     return vocis_voice_load_preset(m, path, out);
 }
 
-vocis_status vx_api_rt_voice_save(vocis_model *m, const vocis_voice *v, const char *path) {
+static vocis_status voice_save(vocis_model *m, const vocis_voice *v, const char *path) {
+    if (!v->rt_preset)
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "the voice is not a VibeVoice-Realtime preset: nothing to save");
     vx_st_writer *w = vx_st_writer_new();
     if (!w) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
     vocis_status st = vx_rt_preset_write(v->rt_preset, w, vx_api_err(m));
@@ -186,20 +183,16 @@ static int rt_on_audio(void *user, const float *pcm, int64_t n) {
     return st->o.on_audio ? st->o.on_audio(st->o.user, pcm, (size_t)n, 24000) : 0;
 }
 
-vocis_status vocis_stream_open(vocis_model *m, const vocis_voice *voice, const vocis_speak_options *opts,
-                               vocis_stream **out) {
-    *out = NULL;
-    vx_err_clear(vx_api_err(m));
+static vocis_status stream_open(vocis_model *m, const vocis_voice *voice, const vocis_speak_options *opts,
+                                vocis_stream **out) {
     vx_err *err = vx_api_err(m);
-    if (!m->rt) return vx_fail(err, VOCIS_E_UNSUPPORTED, "text streaming needs a VibeVoice-Realtime model");
     VX_TRY(vx_api_refuse_checkpoint(m, opts, "text streaming"));
     if (!voice || !voice->rt_preset)
         return vx_fail(err, VOCIS_E_ARG, "VibeVoice-Realtime needs a voice preset (vocis_voice_load of a .pt)");
     vocis_stream *s = calloc(1, sizeof *s);
     if (!s) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     s->m = m;
-    if (opts) s->o = *opts;
-    else vocis_speak_options_for_model(m, &s->o);
+    s->o = *opts;
     vocis_status st = VOCIS_OK;
     if (!(s->o.vv.cfg_scale >= 0.0f && s->o.vv.cfg_scale <= 100.0f))
         st = vx_fail(err, VOCIS_E_ARG, "cfg scale must be in [0, 100]");
@@ -266,22 +259,42 @@ void vocis_stream_close(vocis_stream *s) {
     free(s);
 }
 
-vocis_status vx_api_rt_speak(vocis_model *m, const vocis_voice *voice, const char *text,
-                             const vocis_speak_options *opts, vocis_audio *out) {
-    memset(out, 0, sizeof *out);
-    if (!text) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no text given");
+/* The text at once; the audio is kept anyway (out NULL only drops it at the end). */
+static vocis_status speak(vocis_model *m, const vocis_voice *voice, const char *text, const vocis_speak_options *opts,
+                          vocis_audio *out) {
+    VX_TRY(vx_api_refuse_checkpoint(m, opts, "VibeVoice-Realtime"));
     vocis_stream *s;
-    VX_TRY(vocis_stream_open(m, voice, opts, &s));
+    VX_TRY(stream_open(m, voice, opts, &s));
     vocis_status st = vocis_stream_push(s, text, strlen(text));
-    if (!st) st = vocis_stream_finish(s, out);
+    vocis_audio kept;
+    if (!st) st = vocis_stream_finish(s, out ? out : &kept);
+    if (!st && !out) vocis_audio_free(&kept);
     vocis_stream_close(s);
     return st;
 }
 
-void vocis_speak_options_for_model(const vocis_model *m, vocis_speak_options *o) {
-    vocis_speak_options_default(o);
-    if (m && m->rt) { /* demo/realtime_model_inference_from_file.py */
-        o->vv.cfg_scale = 1.5f;
-        o->vv.diffusion_steps = 5;
-    }
+/* demo/realtime_model_inference_from_file.py */
+static void speak_defaults(const vocis_model *m, vocis_speak_options *o) {
+    (void)m;
+    o->vv.cfg_scale = 1.5f;
+    o->vv.diffusion_steps = 5;
 }
+
+static const char *kind(const vocis_model *m) {
+    (void)m;
+    return "vibevoice-realtime";
+}
+
+const vx_family vx_family_rt = {
+    .name = "VibeVoice-Realtime",
+    .parts = VX_FAMILY_LM,
+    .detect = detect,
+    .open = open_rt,
+    .close = close_rt,
+    .kind = kind,
+    .voice_load = voice_load,
+    .voice_save = voice_save,
+    .speak_defaults = speak_defaults,
+    .speak = speak,
+    .stream_open = stream_open,
+};

@@ -1,12 +1,14 @@
-/* Public API for Chatterbox-Turbo / -Nano folders (ChatterboxTurboTTS):
- * opening, text ids, T3 tokens and one speak chunk. Cloning and the S3Gen
- * weights go through vocis.c (which picks s3gen_meanflow.safetensors, the
- * 15 s T3 prompt and the loudness normalisation for these folders). */
+/* The Chatterbox-Turbo / -Nano family (ChatterboxTurboTTS): opening, text
+ * ids, T3 tokens and one speak chunk. Cloning, the S3Gen weights and the
+ * chunk loop are the Chatterbox core's (vocis_cb.c, which picks
+ * s3gen_meanflow.safetensors, the 15 s T3 prompt and the loudness
+ * normalisation for these folders). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/family.h"
 #include "api/internal.h"
 #include "models/chatterbox/s3gen_meanflow.h"
 #include "models/chatterbox/t3_gpt2.h"
@@ -19,7 +21,7 @@ struct vx_turbo {
     int max_len; /* tokenizer truncation (model_max_length) */
 };
 
-vocis_status vx_api_turbo_open(vocis_model *m, const vocis_open_options *o) {
+static vocis_status open_turbo(vocis_model *m, const vocis_open_options *o) {
     vx_err *err = vx_api_err(m);
     int nano = 0;
     VX_TRY(vx_turbo_check_folder(m->dir, &nano, err));
@@ -35,13 +37,14 @@ vocis_status vx_api_turbo_open(vocis_model *m, const vocis_open_options *o) {
     return VOCIS_OK;
 }
 
-vocis_status vx_api_turbo_set_voice_cache(vocis_model *m, size_t max_bytes) {
+static vocis_status set_voice_cache(vocis_model *m, size_t max_bytes) {
     return vx_t3_gpt2_set_voice_cache(&m->turbo->t3, max_bytes, vx_api_err(m));
 }
 
-struct vx_prefix_cache *vx_api_turbo_voice_cache(const vocis_model *m) { return m->turbo->t3.prefix_cache; }
+static struct vx_prefix_cache *voice_cache(const vocis_model *m) { return m->turbo->t3.prefix_cache; }
 
-void vx_api_turbo_close(vocis_model *m) {
+static void close_turbo(vocis_model *m) {
+    vx_api_cb_close(m);
     if (!m->turbo) return;
     vx_t3_gpt2_free(&m->turbo->t3);
     free(m->turbo);
@@ -50,7 +53,7 @@ void vx_api_turbo_close(vocis_model *m) {
 
 const vx_t3_gpt2 *vx_api_turbo_t3(const vocis_model *m) { return &m->turbo->t3; }
 
-const char *vx_api_turbo_kind(const vocis_model *m) { return m->turbo->t3.nano ? "chatterbox-nano" : "chatterbox-turbo"; }
+static const char *kind(const vocis_model *m) { return m->turbo->t3.nano ? "chatterbox-nano" : "chatterbox-turbo"; }
 
 vocis_status vx_api_turbo_tokenize(vocis_model *m, const char *text, int32_t **ids, size_t *n) {
     return vx_turbo_text_to_ids(m->tok, m->turbo->max_len, text, ids, n, vx_api_err(m));
@@ -88,17 +91,22 @@ vocis_status vx_api_turbo_generate_ids(vocis_model *m, const vx_cb_conds *v, con
     return generate(m, v, ids, nids, o, on_token, user, rng, toks, nt);
 }
 
-vocis_status vx_api_turbo_t3_generate(vocis_model *m, const vocis_voice *voice, const char *text,
-                                      const vocis_t3_options *o, int32_t **tokens, size_t *n) {
+static vocis_status t3_generate(vocis_model *m, const vocis_voice *voice, const char *text, const vocis_t3_options *o,
+                                int32_t **tokens, size_t *n) {
+    vocis_voice *own;
+    VX_TRY(vx_api_cb_voice_or_builtin(m, &voice, &own));
     int32_t *ids = NULL;
     size_t nids = 0;
-    VX_TRY(vx_api_turbo_tokenize(m, text, &ids, &nids));
-    vx_rng rng;
-    vx_api_seed_rng(&rng, o);
-    int nt = 0;
-    vocis_status st = generate(m, &voice->conds, ids, nids, o, o->on_token, o->user, &rng, tokens, &nt);
+    vocis_status st = vx_api_turbo_tokenize(m, text, &ids, &nids);
+    if (!st) {
+        vx_rng rng;
+        vx_api_seed_rng(&rng, o);
+        int nt = 0;
+        st = generate(m, &voice->conds, ids, nids, o, o->on_token, o->user, &rng, tokens, &nt);
+        *n = (size_t)nt;
+    }
     free(ids);
-    *n = (size_t)nt;
+    vx_api_voice_free(own);
     return st;
 }
 
@@ -130,3 +138,29 @@ done:
     free(toks), free(t64), free(mel);
     return st;
 }
+
+static int detect(const char *dir) { return vx_turbo_is_folder(dir); }
+
+static vocis_status tokenize(vocis_model *m, const char *text, const char *language, int32_t **ids, size_t *n,
+                             vx_tok_unknown *unknown) {
+    (void)language, (void)unknown; /* English only (checked by the API); byte-level: nothing unknown */
+    return vx_api_turbo_tokenize(m, text, ids, n);
+}
+
+const vx_family vx_family_turbo = {
+    .name = "Chatterbox-Turbo / -Nano",
+    .parts = VX_FAMILY_LM | VX_FAMILY_S3GEN,
+    .detect = detect,
+    .open = open_turbo,
+    .close = close_turbo,
+    .kind = kind,
+    .set_voice_cache = set_voice_cache,
+    .voice_cache = voice_cache,
+    .tokenize = tokenize,
+    .voice_load = vx_api_cb_voice_load,
+    .voice_save = vx_api_cb_voice_save,
+    .clone = vx_api_cb_clone,
+    .clone_samples = vx_api_cb_clone_samples,
+    .t3_generate = t3_generate,
+    .speak = vx_api_cb_speak,
+};

@@ -1,18 +1,14 @@
-/* Public API: Chatterbox voice conversion (ChatterboxVC.generate): the source's S3 tokens,
- * then S3Gen + HiFT conditioned on the target's S3Gen half. */
+/* Chatterbox voice conversion (ChatterboxVC.generate): the source's S3 tokens, then S3Gen +
+ * HiFT conditioned on the target's S3Gen half. A conversion folder (s3gen.safetensors and
+ * perhaps conds.pt, no T3) is a family of its own; English and Multilingual convert too. */
 #include "vocis.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/family.h"
 #include "api/internal.h"
 #include "io/audio.h"
-
-void vocis_convert_options_default(vocis_convert_options *o) {
-    memset(o, 0, sizeof *o);
-    o->seed = -1;
-    o->cfm_steps = 10;
-}
 
 static int progress(const vocis_convert_options *o, const char *stage, int step) {
     if (!o->on_progress) return 0;
@@ -20,22 +16,15 @@ static int progress(const vocis_convert_options *o, const char *stage, int step)
     return o->on_progress(o->user, &p);
 }
 
-vocis_status vocis_convert(vocis_model *m, const char *source_path, const vocis_voice *target,
-                           const vocis_convert_options *opts, vocis_audio *out) {
-    memset(out, 0, sizeof *out);
-    vx_err_clear(vx_api_err(m));
+vocis_status vx_api_cb_convert(vocis_model *m, const char *source_path, const vocis_voice *target,
+                               const vocis_convert_options *opts, vocis_audio *out) {
     vx_err *err = vx_api_err(m);
-    if (!m->has_t3 && !m->is_vc)
-        return vx_fail(err, VOCIS_E_UNSUPPORTED, "voice conversion needs a Chatterbox model folder");
-    if (!source_path) return vx_fail(err, VOCIS_E_ARG, "no source recording given");
-    vocis_convert_options o;
-    vocis_convert_options_default(&o);
-    if (opts) o = *opts;
+    const vocis_convert_options o = *opts;
     if (o.cfm_steps < 1 || o.cfm_steps > 1000) return vx_fail(err, VOCIS_E_ARG, "cfm steps must be in [1, 1000]");
 
     vocis_voice *own = NULL;
     if (!target) {
-        VX_TRY(vocis_voice_load(m, NULL, &own));
+        VX_TRY(vx_api_cb_voice_load(m, NULL, &own));
         target = own;
     }
     const vx_cb_conds *v = &target->conds;
@@ -85,6 +74,39 @@ cancelled:
     st = vx_fail(err, VOCIS_E_CANCELLED, "conversion cancelled");
 done:
     free(src), free(mel), free(wav), free(toks);
-    vocis_voice_free(own);
+    vx_api_voice_free(own);
     return st;
 }
+
+/* ChatterboxVC.from_local: s3gen.safetensors (+ conds.pt for the built-in target), no config.json */
+static int detect(const char *dir) {
+    return vx_api_file_exists(dir, "s3gen.safetensors") && !vx_api_file_exists(dir, "config.json");
+}
+
+static vocis_status open_vc(vocis_model *m, const vocis_open_options *o) {
+    vx_cb_config_default(&m->cfg);
+    m->is_vc = 1;
+    return vx_cb_config_load(&m->cfg, m->dir, o ? o->config_path : NULL, vx_api_err(m));
+}
+
+static const char *kind(const vocis_model *m) {
+    (void)m;
+    return "chatterbox-vc";
+}
+
+static void kv_none(vocis_model *m) { (void)m; } /* no LM, no KV cache: any storage will do */
+
+const vx_family vx_family_vc = {
+    .name = "Chatterbox voice conversion",
+    .parts = VX_FAMILY_S3GEN,
+    .detect = detect,
+    .open = open_vc,
+    .close = vx_api_cb_close,
+    .kind = kind,
+    .kv_bf16 = kv_none,
+    .voice_load = vx_api_cb_voice_load,
+    .voice_save = vx_api_cb_voice_save,
+    .clone = vx_api_cb_clone,
+    .clone_samples = vx_api_cb_clone_samples,
+    .convert = vx_api_cb_convert,
+};

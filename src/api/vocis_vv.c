@@ -1,9 +1,12 @@
-/* Public API, VibeVoice side: scripts with one voice recording per speaker. */
+/* The VibeVoice family (1.5B / 7B): scripts with one voice recording per speaker. */
 #include "vocis.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "models/vibevoice/generate.h"
+
+#include "api/family.h"
 #include "api/internal.h"
 #include "api/vv_checkpoint.h"
 #include "api/limits.h"
@@ -130,19 +133,13 @@ static vocis_status speak_session(vocis_model *m, const vx_vv_request *r, const 
     return st;
 }
 
-vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices, int n_voices, const char *script,
-                                const vocis_speak_options *opts, vocis_audio *out) {
-    memset(out, 0, sizeof *out);
-    vx_err_clear(vx_api_err(m));
+static vocis_status speak_script(vocis_model *m, const vocis_voice *const *voices, int n_voices, const char *script,
+                                 const vocis_speak_options *opts, vocis_audio *out) {
     vx_err *err = vx_api_err(m);
-    if (!m->vv) return vx_fail(err, VOCIS_E_UNSUPPORTED, "vocis_speak_script needs a VibeVoice model");
-    if (!script) return vx_fail(err, VOCIS_E_ARG, "no script given");
     if (n_voices < 0 || n_voices > VX_VV_MAX_VOICES)
         return vx_fail(err, VOCIS_E_ARG, "%d voices were given; at most %d are supported", n_voices,
                        VX_VV_MAX_VOICES);
-    vocis_speak_options o;
-    if (opts) o = *opts;
-    else vocis_speak_options_default(&o);
+    vocis_speak_options o = *opts; /* the warn callback's user */
     VX_TRY(check_vv_options(&o.vv, err));
     const char *paths[VX_VV_MAX_VOICES];
     for (int i = 0; i < n_voices; i++) {
@@ -214,22 +211,82 @@ vocis_status vocis_speak_script(vocis_model *m, const vocis_voice *const *voices
     return VOCIS_OK;
 }
 
-vocis_status vx_api_vv_speak(vocis_model *m, const vocis_voice *voice, const char *text,
-                             const vocis_speak_options *opts, vocis_audio *out) {
-    const char *q = text;
-    while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
-    if (!*q) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "text is empty");
-    if (vx_vv_script_has_labels(text, strlen(text)))
-        return vocis_speak_script(m, voice ? &voice : NULL, voice ? 1 : 0, text, opts, out);
-    /* plain text: one line for Speaker 1 */
-    size_t len = strlen(text);
-    char *s = malloc(len + 16);
-    if (!s) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
-    memcpy(s, "Speaker 1: ", 11);
-    for (size_t i = 0; i < len; i++) s[11 + i] = text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
-    s[11 + len] = '\0';
-    vocis_status st = vocis_speak_script(m, voice ? &voice : NULL, voice ? 1 : 0, s, opts, out);
-    free(s);
+/* Plain text is one line of Speaker 1; a text with "Speaker N:" labels a script. The audio is
+ * kept anyway: out NULL only drops it at the end. */
+static vocis_status speak(vocis_model *m, const vocis_voice *voice, const char *text, const vocis_speak_options *opts,
+                          vocis_audio *out) {
+    vocis_audio kept;
+    if (!out) out = &kept;
+    memset(out, 0, sizeof *out);
+    vocis_status st;
+    if (vx_vv_script_has_labels(text, strlen(text))) {
+        st = speak_script(m, voice ? &voice : NULL, voice ? 1 : 0, text, opts, out);
+    } else { /* plain text: one line for Speaker 1 */
+        size_t len = strlen(text);
+        char *s = malloc(len + 16);
+        if (!s) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
+        memcpy(s, "Speaker 1: ", 11);
+        for (size_t i = 0; i < len; i++) s[11 + i] = text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
+        s[11 + len] = '\0';
+        st = speak_script(m, voice ? &voice : NULL, voice ? 1 : 0, s, opts, out);
+        free(s);
+    }
+    if (out == &kept) vocis_audio_free(&kept);
     return st;
 }
 
+/* VibeVoice voices are recordings, read when speaking. */
+static vocis_status voice_load(vocis_model *m, const char *path, vocis_voice **out) {
+    if (!path) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "VibeVoice has no built-in voice: give a voice recording");
+    const vx_voice_file vf = vx_api_voice_file(path, vx_api_err(m));
+    if (vf.kind == VX_VOICE_MISSING) return vx_api_err(m)->code;
+    if (vf.kind != VX_VOICE_AUDIO && vf.kind != VX_VOICE_OTHER)
+        return vx_fail(vx_api_err(m), VOCIS_E_ARG, "%s: VibeVoice takes a voice recording, not a voice file", path);
+    vocis_voice *v = calloc(1, sizeof *v);
+    if (!v || !(v->audio_path = strdup(path))) {
+        free(v);
+        return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
+    }
+    *out = v;
+    return VOCIS_OK;
+}
+
+/* A VibeVoice folder: config.json (a Realtime one is told apart first). */
+static int detect(const char *dir) { return vx_api_file_exists(dir, "config.json"); }
+
+static vocis_status open_vv(vocis_model *m, const vocis_open_options *o) {
+    m->vv = calloc(1, sizeof *m->vv);
+    if (!m->vv) return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
+    vocis_status st = vx_vv_model_load_prec(m->vv, m->dir, o ? o->config_path : NULL, m->precision, vx_api_err(m));
+    if (st) {
+        free(m->vv);
+        m->vv = NULL;
+    }
+    return st;
+}
+
+static void close_vv(vocis_model *m) {
+    if (m->vv) vx_vv_model_free(m->vv);
+    free(m->vv);
+    m->vv = NULL;
+}
+
+static const char *kind(const vocis_model *m) {
+    (void)m;
+    return "vibevoice";
+}
+
+static void kv_bf16(vocis_model *m) { vx_tf_set_kv(&m->vv->lm.tf, VX_KV_BF16); }
+
+const vx_family vx_family_vv = {
+    .name = "VibeVoice",
+    .parts = VX_FAMILY_LM,
+    .detect = detect,
+    .open = open_vv,
+    .close = close_vv,
+    .kind = kind,
+    .kv_bf16 = kv_bf16,
+    .voice_load = voice_load,
+    .speak = speak,
+    .speak_script = speak_script,
+};
