@@ -107,6 +107,15 @@ typedef struct vocis_voice_cache_stats {
 /* All zero for a model without one (VibeVoice, voice conversion, -1). */
 void vocis_voice_cache_stats_get(const vocis_model *m, vocis_voice_cache_stats *out);
 
+/* Continuous batching of a model's concurrent calls (Chatterbox T3 families): the sequences in
+ * its shared batch now, the batched forward steps run so far and the sequences they stepped
+ * (rows / steps is the mean batch size). All zero for a model that batches nothing yet. */
+typedef struct vocis_batch_stats {
+    int active;
+    int64_t steps, rows;
+} vocis_batch_stats;
+void vocis_batch_stats_get(const vocis_model *m, vocis_batch_stats *out);
+
 /* Open a model folder (the Hugging Face release layout): Chatterbox
  * (t3_cfg.safetensors, ...) or VibeVoice 1.5B / 7B (config.json with
  * model_type "vibevoice", the safetensors shards, tokenizer.json). On failure *out is

@@ -161,6 +161,8 @@ vocis_status vx_api_turbo_t3_batched(vocis_model *m, const struct vx_t3_gpt2_req
 /* A Turbo / Nano model's T3 (vocis_turbo.c). */
 const struct vx_t3_gpt2 *vx_api_turbo_t3(const vocis_model *m);
 void vx_api_t3_engine_free(vocis_model *m);
+/* The engine's counters (vocis_batch_stats); zero before its first request. */
+void vx_api_t3_engine_stats(const vocis_model *m, int *active, int64_t *steps, int64_t *rows);
 /* o->on_warning(o->user, message) when set (one-line advisories of speak / stream calls). */
 void vx_api_warn(const vocis_speak_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A warn callback (vx_vv_warn_fn shape) whose user is the const vocis_speak_options *. */

@@ -34,6 +34,8 @@ typedef struct vx_t3_engine {
     void *b;
     int driving;  /* a caller is running a step (without the lock): only it touches the batch */
     int arriving; /* callers waiting to admit a request: the driver lets them in between steps */
+    int active;   /* requests admitted and not yet taken or dropped */
+    int64_t steps, rows; /* steps run, and the requests in the batch at each, summed */
 } vx_t3_engine;
 
 static pthread_mutex_t engine_create_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -67,6 +69,15 @@ void vx_api_t3_engine_free(vocis_model *m) {
     m->t3_engine = NULL;
 }
 
+void vx_api_t3_engine_stats(const vocis_model *m, int *active, int64_t *steps, int64_t *rows) {
+    vx_t3_engine *e = m->t3_engine;
+    *active = 0, *steps = 0, *rows = 0;
+    if (!e) return;
+    pthread_mutex_lock(&e->lock);
+    *active = e->active, *steps = e->steps, *rows = e->rows;
+    pthread_mutex_unlock(&e->lock);
+}
+
 /* Admits one request through ops->add and steps the batch until it is
  * finished, taking turns with the other callers. A step runs without the lock, so that callers
  * arriving meanwhile can register; the batch is touched only under the lock while no step runs
@@ -85,11 +96,14 @@ static vocis_status engine_run(vocis_model *m, const batch_ops *ops, const void 
     int id = -1;
     vocis_status st = ops->add(e->b, req, m->threads, &id, err);
     e->arriving--;
+    if (!st) e->active++;
     pthread_cond_broadcast(&e->cv);
     for (;;) {
         while (e->driving) pthread_cond_wait(&e->cv, &e->lock);
         if (st || ops->done(e->b, id)) break;
         e->driving = 1;
+        e->steps++;
+        e->rows += e->active;
         pthread_mutex_unlock(&e->lock);
         vx_err step_err = {0};
         const vocis_status ss = ops->step(e->b, m->threads, &step_err);
@@ -106,6 +120,7 @@ static vocis_status engine_run(vocis_model *m, const batch_ops *ops, const void 
     }
     if (!st) st = ops->take(e->b, id, tokens, n_tokens, err);
     else if (id >= 0) ops->drop(e->b, id);
+    if (id >= 0) e->active--;
     pthread_cond_broadcast(&e->cv); /* a slot is free; the next caller may drive */
     pthread_mutex_unlock(&e->lock);
     return st;

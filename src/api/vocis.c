@@ -42,6 +42,11 @@ void vocis_voice_cache_stats_get(const vocis_model *m, vocis_voice_cache_stats *
     *out = (vocis_voice_cache_stats){st.hits, st.misses, st.entries, st.evictions, st.bytes, st.max_bytes};
 }
 
+void vocis_batch_stats_get(const vocis_model *m, vocis_batch_stats *out) {
+    memset(out, 0, sizeof *out);
+    if (m) vx_api_t3_engine_stats(m, &out->active, &out->steps, &out->rows);
+}
+
 vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, vocis_model **out) {
     vocis_model *m = calloc(1, sizeof *m);
     *out = m;

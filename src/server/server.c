@@ -1266,7 +1266,7 @@ static int ready(server *s) {
 }
 
 static char *metrics_text(server *s) {
-    size_t cap = 16384, n = 0;
+    size_t cap = 65536, n = 0; /* ~40 lines per model at most (8 models), plus the route x status counters */
     char *b = malloc(cap);
     if (!b) return NULL;
 #define P(...)                                                                                                   \
@@ -1323,6 +1323,20 @@ static char *metrics_text(server *s) {
           s->models[i].name, (long long)vc.hits, s->models[i].name, (long long)vc.misses, s->models[i].name,
           (long long)vc.entries, s->models[i].name, vc.bytes, s->models[i].name, vc.max_bytes);
     }
+    P("# HELP vocis_batch_active Sequences in a model's shared batch now (continuous batching of concurrent "
+      "requests' T3 steps).\n# TYPE vocis_batch_active gauge\n");
+    vocis_batch_stats bs[VX_SRV_MAX_MODELS];
+    for (int i = 0; i < s->n_models; i++) {
+        vocis_batch_stats_get(s->models[i].m, &bs[i]);
+        P("vocis_batch_active{model=\"%s\"} %d\n", s->models[i].name, bs[i].active);
+    }
+    P("# HELP vocis_batch_steps_total Batched forward steps run per model.\n# TYPE vocis_batch_steps_total counter\n");
+    for (int i = 0; i < s->n_models; i++)
+        P("vocis_batch_steps_total{model=\"%s\"} %lld\n", s->models[i].name, (long long)bs[i].steps);
+    P("# HELP vocis_batch_rows_total Sequences those steps carried, summed (rows / steps: the mean batch size).\n"
+      "# TYPE vocis_batch_rows_total counter\n");
+    for (int i = 0; i < s->n_models; i++)
+        P("vocis_batch_rows_total{model=\"%s\"} %lld\n", s->models[i].name, (long long)bs[i].rows);
     P("# HELP vocis_in_flight Requests being synthesised.\n# TYPE vocis_in_flight gauge\nvocis_in_flight %d\n", inflight);
     P("# HELP vocis_connections Open HTTP requests.\n# TYPE vocis_connections gauge\nvocis_connections %d\n",
       atomic_load(&s->inflight_conns));

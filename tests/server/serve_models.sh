@@ -117,6 +117,16 @@ speak --model "$TURBO" --text "$T" --seed 3 --top-k 5 -o "$SCRATCH/turbo_cli.wav
 post "Turbo top_k 5" "{\"model\":\"turbo\",\"input\":\"$T\",\"seed\":3,\"top_k\":5,\"response_format\":\"wav\"}"
 cmp -s "$SCRATCH/body" "$SCRATCH/turbo_cli.wav" && ok "Turbo top_k = vocis speak --top-k" || bad "Turbo top_k WAV differs"
 
+# /metrics: each model's batch (issue 23 item 3): the Turbo requests above were stepped, none is left in it
+curl -s "$URL/metrics" >"$SCRATCH/metrics"
+tsteps=$(sed -n 's/^vocis_batch_steps_total{model="turbo"} //p' "$SCRATCH/metrics")
+trows=$(sed -n 's/^vocis_batch_rows_total{model="turbo"} //p' "$SCRATCH/metrics")
+tact=$(sed -n 's/^vocis_batch_active{model="turbo"} //p' "$SCRATCH/metrics")
+rtsteps=$(sed -n 's/^vocis_batch_steps_total{model="rt"} //p' "$SCRATCH/metrics")
+[ "${tsteps:-0}" -gt 0 ] && [ "${trows:-0}" -ge "${tsteps:-0}" ] && [ "$tact" = 0 ] && [ "$rtsteps" = 0 ] \
+    && ok "/metrics: turbo batch $tsteps steps, $trows rows, $tact active; rt (not batched) 0 steps" \
+    || bad "batch metrics: turbo steps='$tsteps' rows='$trows' active='$tact', rt steps='$rtsteps'"
+
 # ---- item 15: one table of limits: the CLI and the server refuse and accept the same values.
 # json-name cli-flag just-below min max just-above ("accepted" = got past the option checks:
 # the CLI then misses the model folder, the server the model)

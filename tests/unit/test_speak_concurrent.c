@@ -2,6 +2,7 @@
  * forward (api/t3_engine.c: the Llama CFG-pair batch of English, the single-row GPT-2 batch of
  * Turbo and Nano), and each seeded call returns exactly the samples it returns alone. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,10 @@ static void check_model(const char *folder) {
         run(&alone[k]);
         CHECK_MSG(alone[k].st == VOCIS_OK, "%s: %s", folder, vocis_errmsg(m));
     }
+    vocis_batch_stats solo;
+    vocis_batch_stats_get(m, &solo); /* one request at a time: one row per step */
+    CHECK_MSG(solo.steps > 0 && solo.rows == solo.steps && solo.active == 0, "%s: alone %lld steps, %lld rows, %d active",
+              folder, (long long)solo.steps, (long long)solo.rows, solo.active);
     pthread_t th[N];
     pthread_barrier_init(&start, NULL, N);
     for (int k = 0; k < N; k++) {
@@ -58,6 +63,13 @@ static void check_model(const char *folder) {
     }
     for (int k = 0; k < N; k++) pthread_join(th[k], NULL);
     pthread_barrier_destroy(&start);
+    vocis_batch_stats all;
+    vocis_batch_stats_get(m, &all); /* together: steps that carried several requests */
+    const int64_t steps = all.steps - solo.steps, rows = all.rows - solo.rows;
+    CHECK_MSG(steps > 0 && rows > steps && rows <= (int64_t)N * steps && all.active == 0,
+              "%s: together %lld steps, %lld rows, %d active", folder, (long long)steps, (long long)rows, all.active);
+    fprintf(stderr, "%s: %d requests at once: %lld steps, mean batch %.2f\n", folder, N, (long long)steps,
+            steps ? (double)rows / (double)steps : 0.0);
     for (int k = 0; k < N; k++) {
         CHECK(together[k].st == VOCIS_OK);
         CHECK_MSG(together[k].a.n == alone[k].a.n &&
