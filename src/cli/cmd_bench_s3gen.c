@@ -26,6 +26,7 @@
 #include "models/chatterbox/t3.h"
 #include "models/chatterbox/t3_gpt2.h"
 #include "models/chatterbox/t3_batch.h"
+#include "models/chatterbox/t3_gpt2_batch.h"
 
 #define TOKENS_PER_S 25 /* speech tokens per second of audio */
 
@@ -618,114 +619,192 @@ int bench_speak(int argc, char **argv) {
     return 0;
 }
 
+/* One continuous batch of T3 requests of the bench (English / Multilingual: t3_batch.h, a CFG pair
+ * per request; Turbo / Nano: t3_gpt2_batch.h, one row), as the library's engine drives them. */
+typedef struct serve_batch {
+    const vx_t3 *t3;        /* or */
+    const vx_t3_gpt2 *tg;
+    void *b;
+    float *spk;
+    int64_t prompt[375];
+    int n_prompt, n_text;
+    int32_t text[42];
+    vx_t3_cond c;
+    vx_t3_sampling s;
+    vx_turbo_sampling ts;
+} serve_batch;
+
+/* The bench's fixed request (bench_t3_request): 150 (Turbo/Nano: 375) voice prompt tokens, 40 text
+ * tokens (English: with start/stop), `want` draws with the stop token disabled. */
+static vocis_status serve_batch_new(serve_batch *q, const vx_t3 *t3, const vx_t3_gpt2 *tg, int want, int slots,
+                                    vx_err *err) {
+    memset(q, 0, sizeof *q);
+    q->t3 = t3, q->tg = tg;
+    const int dim = tg ? tg->speaker_dim : t3->speaker_dim;
+    if (!(q->spk = calloc((size_t)dim, sizeof(float)))) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    q->n_prompt = tg ? 375 : 150;
+    q->n_text = tg ? 40 : 42;
+    bench_t3_request(q->spk, dim, q->prompt, q->n_prompt, q->text, q->n_text, tg ? -1 : t3->cfg.start_text_token,
+                     tg ? -1 : t3->cfg.stop_text_token);
+    q->c = (vx_t3_cond){q->spk, q->prompt, q->n_prompt, 0.5f};
+    q->s = (vx_t3_sampling){0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, NULL, NULL};
+    q->ts = (vx_turbo_sampling){0.8f, 1000, 0.95f, 1.2f, want - 1, 0, NULL, NULL, NULL, VX_SPEC_AUTO};
+    return tg ? vx_t3_gpt2_batch_new(tg, slots, (vx_t3_gpt2_batch **)&q->b, err)
+              : vx_t3_batch_new(t3, slots, (vx_t3_batch **)&q->b, err);
+}
+
+static vocis_status serve_batch_add(serve_batch *q, vx_rng *rng, int threads, int *id, vx_err *err) {
+    if (q->tg) {
+        const vx_t3_gpt2_req r = {q->spk, q->prompt, q->n_prompt, q->text, q->n_text, &q->ts, rng};
+        return vx_t3_gpt2_batch_add(q->b, &r, threads, id, err);
+    }
+    return vx_t3_batch_add(q->b, &q->c, q->text, q->n_text, &q->s, rng, threads, id, err);
+}
+
+static int serve_batch_active(const serve_batch *q) {
+    return q->tg ? vx_t3_gpt2_batch_active(q->b) : vx_t3_batch_active(q->b);
+}
+
+static vocis_status serve_batch_step(serve_batch *q, int threads, vx_err *err) {
+    return q->tg ? vx_t3_gpt2_batch_step(q->b, threads, err) : vx_t3_batch_step(q->b, threads, err);
+}
+
+static vocis_status serve_batch_take(serve_batch *q, int id, int32_t **tk, int *n, vx_err *err) {
+    return q->tg ? vx_t3_gpt2_batch_take(q->b, id, tk, n, err) : vx_t3_batch_take(q->b, id, tk, n, err);
+}
+
+static void serve_batch_free(serve_batch *q) {
+    if (q->tg) vx_t3_gpt2_batch_free(q->b);
+    else vx_t3_batch_free(q->b);
+    free(q->spk);
+}
+
 /* `vocis bench serve`: what continuous batching buys a server. N concurrent requests, each
  * `seconds` of speech (25 T3 tokens a second; the stop token is disabled so every request makes
- * exactly that many), run through one T3 batch (models/chatterbox/t3_batch.h): every step is one
- * forward for all unfinished requests. Per level N: t3_steps_cN (T3 sequence-steps per second,
- * summed over requests), audio_cN (audio seconds per wall second, with each request's S3Gen +
- * HiFT run after its tokens, one at a time), and whether request 0 drew the same tokens as alone. */
+ * exactly that many), run through one T3 batch as the library's engine runs them (the voice prefix
+ * cached, as a server's default voice cache keeps it): every step is one forward for all
+ * unfinished requests. Per level N: t3_steps_cN (T3 sequence-steps per
+ * second, summed over requests), audio_s_per_s_cN (audio seconds per wall second, with each
+ * request's S3Gen + HiFT run after its tokens, one at a time), and whether request 0 drew the
+ * same tokens as alone. */
 int bench_serve(int argc, char **argv) {
     int synthetic = 0, threads = 0;
     float seconds = 4.0f;
-    const char *levels = "1,2,4,8", *precision = NULL;
+    const char *levels = "1,2,4,8", *precision = NULL, *variant_s = "english";
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions (required)", 0, -1},
+        {"--variant", CLI_STR, &variant_s, "english (default), mtl, turbo or nano", 0, -1},
         {"--concurrency", CLI_STR, &levels, "comma-separated request counts (1,2,4,8)", 0, -1},
         {"--seconds", CLI_FLOAT, &seconds, "speech per request in seconds (4)", 0.04, 40},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
-                      "usage: vocis bench serve --synthetic [--concurrency 1,2,4,8] [--seconds S] [--threads N]\n\n"
+                      "usage: vocis bench serve --synthetic [--variant english|mtl|turbo|nano] [--concurrency 1,2,4,8]\n"
+                      "                         [--seconds S] [--threads N]\n\n"
                       "Continuous batching of concurrent Chatterbox requests on random weights at the\n"
                       "release's dimensions: T3 sequence-steps per second and audio seconds per wall second\n"
-                      "at each concurrency level.");
+                      "at each concurrency level. VibeVoice and Realtime requests run one at a time (not\n"
+                      "batched yet), so they have no level to compare.");
     if (r) return r == 1 ? 0 : 2;
     int prec;
     if ((r = bench_common_args(synthetic, &threads, precision, &prec))) return r;
+    const int variant = bench_parse_variant(variant_s);
+    if (variant < 0) return cli_error("bench", "--variant must be english, mtl, turbo or nano"), 2;
+    const int gpt2 = variant == BENCH_TURBO || variant == BENCH_NANO, steps = gpt2 ? 2 : 10;
     int64_t lv[16];
     const int nlv = bench_parse_positions(levels, lv, 16, 64);
     if (nlv < 0) return cli_error("bench", "--concurrency: invalid list '%s'", levels), 2;
     const int want = (int)lround((double)seconds * TOKENS_PER_S) > 0 ? (int)lround((double)seconds * TOKENS_PER_S) : 1;
     vx_err err = {0};
-    vx_cb_config cfg;
-    vx_cb_config_default(&cfg);
-    vx_t3 t3;
-    vx_weights *w = NULL;
+    vx_t3 t3 = {0};
+    vx_t3_gpt2 tg = {0};
     acoustic a = {0};
-    vocis_status st = vx_t3_synthetic_weights(VX_F32, 1234, &w, &err);
-    if (!st) vx_weights_set_precision(w, vx_precision_resolve(prec));
-    if (!st && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
-    else vx_weights_close(w);
-    if (st) return cli_error("bench", "%s", err.msg);
-    t3.cfg.stop_speech_token = -1; /* every request makes exactly `want` tokens */
-    if ((st = acoustic_new(&a, VX_F32, prec, 10.0, 0, &err))) {
+    vocis_status st;
+    if (gpt2) {
+        st = vx_t3_gpt2_synthetic(&tg, variant == BENCH_NANO, VX_F32, vx_precision_resolve(prec), 1234, &err);
+        if (!st) tg.cfg.stop_speech_token = -1; /* every request makes exactly `want` tokens */
+    } else {
+        vx_cb_config cfg;
+        vx_cb_config_default(&cfg);
+        vx_weights *w = NULL;
+        st = vx_t3_synthetic_weights_vocab(VX_F32, 1234, variant == BENCH_MTL ? VX_T3_MTL_TEXT_VOCAB : 704, &w, &err);
+        if (!st) vx_weights_set_precision(w, vx_precision_resolve(prec));
+        if (!st && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
+        else vx_weights_close(w);
+        if (!st) t3.cfg.stop_speech_token = -1;
+    }
+    if (!st) st = acoustic_new(&a, VX_F32, prec, 10.0, gpt2, &err);
+    if (st) {
         acoustic_free(&a);
-        vx_t3_free(&t3);
+        if (gpt2) vx_t3_gpt2_free(&tg);
+        else vx_t3_free(&t3);
         return cli_error("bench", "%s", err.msg);
     }
-    printf("model: synthetic Chatterbox (T3 + S3Gen + HiFT), precision %s, %d threads, %d tokens (%.1f s) a request\n",
-           vx_precision_describe(prec), threads, want, seconds);
-    enum { TEXT = 40, T3_PROMPT = 150 };
-    float *spk = calloc((size_t)t3.speaker_dim, sizeof(float));
-    int64_t t3_prompt[T3_PROMPT], *tok64 = malloc(sizeof(int64_t) * (size_t)want);
-    int32_t text[TEXT + 2], *ref = NULL;
-    if (spk) bench_t3_request(spk, t3.speaker_dim, t3_prompt, T3_PROMPT, text, TEXT + 2, cfg.start_text_token,
-                              cfg.stop_text_token);
-    const vx_t3_cond c = {spk, t3_prompt, T3_PROMPT, 0.5f};
-    const vx_t3_sampling s = {0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, NULL, NULL};
-    if (!spk || !tok64) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
+    printf("model: synthetic Chatterbox %s (T3 %s+ S3Gen %s+ HiFT), precision %s, %d threads, %d tokens (%.1f s) a "
+           "request\n",
+           bench_variant_name(variant), gpt2 ? "GPT-2 " : "", gpt2 ? "MeanFlow " : "", vx_precision_describe(prec),
+           threads, want, seconds);
+    int64_t *tok64 = malloc(sizeof(int64_t) * (size_t)(want + 3));
+    int32_t *ref = NULL;
+    if (!tok64) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
     /* the S3Gen + HiFT cost of one request (it does not batch) */
     acoustic_times at = {0};
-    for (int i = 0; i < want; i++) tok64[i] = (i * 577 + 11) % 6561;
+    const int ns = gpt2 ? want + 3 : want; /* Turbo/Nano: + 3 silence tokens */
+    for (int i = 0; i < ns && !st; i++) tok64[i] = i < want ? (i * 577 + 11) % 6561 : VX_S3GEN_SIL;
     for (int k = 0; k < 2 && !st; k++) { /* warm-up, then timed */
         vx_rng rng;
         vx_rng_seed(&rng, 0);
-        st = acoustic_run(&a, tok64, want, 10, &rng, threads, &at, &err);
+        st = acoustic_run(&a, tok64, ns, steps, &rng, threads, &at, &err);
     }
-    for (int li = 0; li < nlv && !st; li++) {
-        const int N = (int)lv[li];
-        vx_t3_batch *b = NULL;
+    /* as a server: the voice's conditioning prefix is computed once (the default voice cache), by an
+     * untimed first request whose tokens the later levels' request 0 must repeat */
+    if (!st) st = gpt2 ? vx_t3_gpt2_set_voice_cache(&tg, (size_t)256 << 20, &err)
+                       : vx_t3_set_voice_cache(&t3, (size_t)256 << 20, &err);
+    for (int li = -1; li < nlv && !st; li++) {
+        const int N = li < 0 ? 1 : (int)lv[li];
+        serve_batch q;
         vx_rng *rngs = calloc((size_t)N, sizeof *rngs);
         int *ids = calloc((size_t)N, sizeof *ids);
         if (!rngs || !ids) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
-        if (!st) st = vx_t3_batch_new(&t3, N, &b, &err);
+        if (!st) st = serve_batch_new(&q, gpt2 ? NULL : &t3, gpt2 ? &tg : NULL, want, N, &err);
         const double t0 = vx_now_s();
-        for (int q = 0; q < N && !st; q++) {
-            vx_rng_seed(&rngs[q], 1000 + (uint64_t)q);
-            st = vx_t3_batch_add(b, &c, text, TEXT + 2, &s, &rngs[q], threads, &ids[q], &err);
+        for (int k = 0; k < N && !st; k++) {
+            vx_rng_seed(&rngs[k], 1000 + (uint64_t)k);
+            st = serve_batch_add(&q, &rngs[k], threads, &ids[k], &err);
         }
-        while (!st && vx_t3_batch_active(b)) st = vx_t3_batch_step(b, threads, &err);
+        while (!st && serve_batch_active(&q)) st = serve_batch_step(&q, threads, &err);
         const double t_t3 = vx_now_s() - t0;
         int same = 1;
-        for (int q = 0; q < N && !st; q++) {
+        for (int k = 0; k < N && !st; k++) {
             int32_t *tk = NULL;
             int n = 0;
-            st = vx_t3_batch_take(b, ids[q], &tk, &n, &err);
-            if (!st && q == 0) {
+            st = serve_batch_take(&q, ids[k], &tk, &n, &err);
+            if (!st && k == 0) {
                 if (!ref) {
                     ref = tk;
                     tk = NULL;
                 } else {
-                    same = memcmp(ref, tk, sizeof(int32_t) * (size_t)want) == 0;
+                    same = memcmp(ref, tk, sizeof(int32_t) * (size_t)n) == 0;
                 }
             }
             free(tk);
         }
-        vx_t3_batch_free(b);
+        if (rngs && ids) serve_batch_free(&q);
         free(rngs);
         free(ids);
-        if (st) break;
+        if (st || li < 0) continue;
         const double audio = (double)N * want / TOKENS_PER_S, wall = t_t3 + N * (at.flow + at.hift);
         printf("t3_steps_c%d: %.1f steps/s (%d requests x %d tokens in %.2f s)\n", N, N * want / t_t3, N, want, t_t3);
-        printf("audio_s_per_s_c%d: %.2f audio s per wall s (T3 %.2f s + S3Gen/HiFT %d x %.2f s)\n", N, audio / wall, t_t3, N,
-               at.flow + at.hift);
+        printf("audio_s_per_s_c%d: %.2f audio s per wall s (T3 %.2f s + S3Gen/HiFT %d x %.2f s)\n", N, audio / wall,
+               t_t3, N, at.flow + at.hift);
         printf("tokens_identical_c%d: %s\n", N, same ? "yes" : "NO");
         fflush(stdout);
     }
-    free(spk), free(tok64), free(ref);
+    free(tok64), free(ref);
     acoustic_free(&a);
-    vx_t3_free(&t3);
+    if (gpt2) vx_t3_gpt2_free(&tg);
+    else vx_t3_free(&t3);
     if (st) return cli_error("bench", "%s", err.msg);
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
     return 0;
