@@ -115,6 +115,9 @@ typedef struct vocis_batch_stats {
     int64_t steps, rows;
 } vocis_batch_stats;
 void vocis_batch_stats_get(const vocis_model *m, vocis_batch_stats *out);
+/* How many concurrent speak calls the model steps together (the others wait for a slot): 1 for
+ * a model that runs one call at a time (VibeVoice-Realtime, voice conversion). */
+int vocis_model_batch_slots(const vocis_model *m);
 
 /* Open a model folder (the Hugging Face release layout): Chatterbox
  * (t3_cfg.safetensors, ...) or VibeVoice 1.5B / 7B (config.json with

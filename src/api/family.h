@@ -7,8 +7,8 @@
  * A NULL entry means the family has no such thing; the API then says so.
  * Batched generation (requests joining and leaving a shared forward at any
  * step) is the family's own business below speak / t3_generate: the T3
- * families share t3_engine.c, whose batch_ops are start (add), step a set of
- * sequences (step) and finish (take / drop). */
+ * families and VibeVoice share engine.c, whose vx_batch_ops are start (add),
+ * step a set of sequences (step) and finish (take / drop); `batches` says so. */
 #ifndef VX_API_FAMILY_H
 #define VX_API_FAMILY_H
 
@@ -25,6 +25,7 @@ enum { VX_FAMILY_LM = 1, VX_FAMILY_S3GEN = 2 }; /* the parts vocis_model_precisi
 typedef struct vx_family {
     const char *name; /* "Chatterbox-Turbo / -Nano", for messages */
     unsigned parts;   /* VX_FAMILY_LM | VX_FAMILY_S3GEN */
+    int batches;      /* concurrent speak calls step together (engine.c) */
     /* 1 when dir is a folder of this family (asked in the order of families.c) */
     int (*detect)(const char *dir);
     /* loads m->dir into m (threads and precisions already set); close frees what open made,

@@ -30,7 +30,7 @@ struct vocis_model {
     vx_tokenizer *tok;
     vx_t3 t3;
     int has_t3;
-    struct vx_t3_engine *t3_engine; /* concurrent T3 requests batched (t3_engine.c), made on first use */
+    struct vx_engine *engine; /* concurrent requests batched (engine.c), made on first use */
     struct vx_mtl_text *mtl; /* Chatterbox-Multilingual: its text front end (NULL for other models) */
     int is_vc; /* a voice-conversion folder: S3Gen (+ conds.pt) only */
     /* S3Gen, loaded on first use */
@@ -150,7 +150,29 @@ vocis_status vx_api_turbo_speak_chunk(vocis_model *m, const vx_cb_conds *v, cons
  * the count) and the cut of the waveform. */
 int vx_api_mtl_clean_tokens(vocis_model *m, int32_t *tokens, int n);
 int64_t vx_api_mtl_keep_samples(int n_tokens, int64_t n_samples);
-/* T3 generation through the model's shared batch (t3_engine.c): concurrent callers'
+/* ---- engine.c: continuous batching of a model's concurrent calls ---- */
+/* A family's batch, as the engine drives it. */
+#define VX_ENGINE_SLOTS 8 /* requests batched at once; more wait for a slot */
+typedef struct vx_batch_ops {
+    vocis_status (*create)(vocis_model *m, void **b, vx_err *err);
+    void (*destroy)(void *b);
+    /* admits the family's request: its prefill (and first draw) */
+    vocis_status (*add)(void *b, const void *req, int nthreads, int *id, vx_err *err);
+    int (*free_slots)(const void *b);
+    int (*done)(const void *b, int id);
+    /* one step of every unfinished request, one forward for all of them */
+    vocis_status (*step)(void *b, int nthreads, vx_err *err);
+    /* the finished request's output (into the family's out struct) or its failure; frees the slot */
+    vocis_status (*take)(void *b, int id, void *out, vx_err *err);
+    void (*drop)(void *b, int id);
+} vx_batch_ops;
+/* Admits req into the model's batch and steps it, taking turns with the other callers, until req
+ * is finished; then ops->take(out). One batch per model: a model has one family's ops. */
+vocis_status vx_api_engine_run(vocis_model *m, const vx_batch_ops *ops, const void *req, void *out, vx_err *err);
+void vx_api_engine_free(vocis_model *m);
+/* The engine's counters (vocis_batch_stats); zero before its first request. */
+void vx_api_engine_stats(const vocis_model *m, int *active, int64_t *steps, int64_t *rows);
+/* T3 generation through the model's shared batch: concurrent callers'
  * requests run as one forward per step; the result equals vx_t3_generate. */
 vocis_status vx_api_t3_generate(vocis_model *m, const vx_t3_cond *c, const int32_t *ids, int n_ids,
                                 const vx_t3_sampling *s, vx_rng *rng, int32_t **tokens, int *n_tokens, vx_err *err);
@@ -160,9 +182,6 @@ vocis_status vx_api_turbo_t3_batched(vocis_model *m, const struct vx_t3_gpt2_req
                                      vx_err *err);
 /* A Turbo / Nano model's T3 (vocis_turbo.c). */
 const struct vx_t3_gpt2 *vx_api_turbo_t3(const vocis_model *m);
-void vx_api_t3_engine_free(vocis_model *m);
-/* The engine's counters (vocis_batch_stats); zero before its first request. */
-void vx_api_t3_engine_stats(const vocis_model *m, int *active, int64_t *steps, int64_t *rows);
 /* o->on_warning(o->user, message) when set (one-line advisories of speak / stream calls). */
 void vx_api_warn(const vocis_speak_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A warn callback (vx_vv_warn_fn shape) whose user is the const vocis_speak_options *. */

@@ -44,8 +44,10 @@ void vocis_voice_cache_stats_get(const vocis_model *m, vocis_voice_cache_stats *
 
 void vocis_batch_stats_get(const vocis_model *m, vocis_batch_stats *out) {
     memset(out, 0, sizeof *out);
-    if (m) vx_api_t3_engine_stats(m, &out->active, &out->steps, &out->rows);
+    if (m) vx_api_engine_stats(m, &out->active, &out->steps, &out->rows);
 }
+
+int vocis_model_batch_slots(const vocis_model *m) { return m && m->family->batches ? VX_ENGINE_SLOTS : 1; }
 
 vocis_status vocis_model_open(const char *dir, const vocis_open_options *opts, vocis_model **out) {
     vocis_model *m = calloc(1, sizeof *m);

@@ -52,7 +52,7 @@ static vocis_status open_chatterbox(vocis_model *m, const vocis_open_options *o)
 /* What every Chatterbox variant may have made: T3 (Llama), tokenizer, S3Gen, HiFT, cloner,
  * the clone cache. */
 void vx_api_cb_close(vocis_model *m) {
-    vx_api_t3_engine_free(m);
+    vx_api_engine_free(m);
     if (m->has_t3) vx_t3_free(&m->t3);
     vx_s3gen_flow_free(m->flow);
     vx_hift_free(m->hift);
@@ -687,6 +687,7 @@ done:
 
 const vx_family vx_family_chatterbox = {
     .name = "Chatterbox",
+    .batches = 1,
     .parts = VX_FAMILY_LM | VX_FAMILY_S3GEN,
     .detect = detect,
     .open = open_chatterbox,

@@ -81,6 +81,7 @@ static const char *languages(const vocis_model *m) {
 
 const vx_family vx_family_mtl = {
     .name = "Chatterbox-Multilingual",
+    .batches = 1,
     .parts = VX_FAMILY_LM | VX_FAMILY_S3GEN,
     .detect = vx_mtl_is_folder,
     .open = open_mtl,

@@ -149,6 +149,7 @@ static vocis_status tokenize(vocis_model *m, const char *text, const char *langu
 
 const vx_family vx_family_turbo = {
     .name = "Chatterbox-Turbo / -Nano",
+    .batches = 1,
     .parts = VX_FAMILY_LM | VX_FAMILY_S3GEN,
     .detect = detect,
     .open = open_turbo,

@@ -90,6 +90,95 @@ static vocis_status check_vv_options(const vocis_vv_options *v, vx_err *err) {
     return VOCIS_OK;
 }
 
+/* ---- the model's batch: concurrent calls' generations step together (engine.c) ---- */
+
+typedef struct vv_batch {
+    const vx_vv_model *m;
+    vx_vv_gen *slot[VX_ENGINE_SLOTS];
+} vv_batch;
+
+typedef struct vv_req {
+    const vx_vv_inputs *in;
+    const vx_vv_gen_opts *o;
+} vv_req;
+
+typedef struct vv_out {
+    float **audio;
+    int64_t *n_audio, *n_ids;
+} vv_out;
+
+static vocis_status vvb_create(vocis_model *m, void **b, vx_err *err) {
+    vv_batch *v = calloc(1, sizeof *v);
+    if (!v) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    v->m = m->vv;
+    *b = v;
+    return VOCIS_OK;
+}
+
+static void vvb_destroy(void *b) {
+    vv_batch *v = b;
+    for (int i = 0; v && i < VX_ENGINE_SLOTS; i++) vx_vv_gen_free(v->slot[i]);
+    free(v);
+}
+
+/* the prompt's forward (or the checkpoint's restore) happens here, on the caller's own thread */
+static vocis_status vvb_add(void *b, const void *req, int nthreads, int *id, vx_err *err) {
+    vv_batch *v = b;
+    const vv_req *r = req;
+    (void)nthreads; /* the request's own (r->o->nthreads) */
+    int i = 0;
+    while (i < VX_ENGINE_SLOTS && v->slot[i]) i++;
+    if (i == VX_ENGINE_SLOTS) return vx_fail(err, VOCIS_E_ARG, "every batch slot is taken");
+    VX_TRY(vx_vv_gen_start(v->m, r->in, r->o, &v->slot[i], err));
+    *id = i;
+    return VOCIS_OK;
+}
+
+static int vvb_free_slots(const void *b) {
+    const vv_batch *v = b;
+    int n = 0;
+    for (int i = 0; i < VX_ENGINE_SLOTS; i++) n += !v->slot[i];
+    return n;
+}
+
+static int vvb_done(const void *b, int id) { return vx_vv_gen_done(((const vv_batch *)b)->slot[id]); }
+
+static vocis_status vvb_step(void *b, int nthreads, vx_err *err) {
+    vv_batch *v = b;
+    vx_vv_gen *live[VX_ENGINE_SLOTS];
+    int n = 0;
+    for (int i = 0; i < VX_ENGINE_SLOTS; i++)
+        if (v->slot[i] && !vx_vv_gen_done(v->slot[i])) live[n++] = v->slot[i];
+    return vx_vv_gen_step_many(live, n, nthreads, err);
+}
+
+static vocis_status vvb_take(void *b, int id, void *out, vx_err *err) {
+    vv_batch *v = b;
+    const vv_out *o = out;
+    vocis_status st = vx_vv_gen_finish(v->slot[id], o->audio, o->n_audio, NULL, o->n_ids, err);
+    vx_vv_gen_free(v->slot[id]);
+    v->slot[id] = NULL;
+    return st;
+}
+
+static void vvb_drop(void *b, int id) {
+    vv_batch *v = b;
+    vx_vv_gen_free(v->slot[id]);
+    v->slot[id] = NULL;
+}
+
+static const vx_batch_ops vv_ops = {vvb_create, vvb_destroy, vvb_add, vvb_free_slots,
+                                    vvb_done,   vvb_step,    vvb_take, vvb_drop};
+
+/* vx_vv_generate through the model's batch: the same audio, whatever other calls run beside it. */
+static vocis_status generate_batched(vocis_model *m, const vx_vv_inputs *in, const vx_vv_gen_opts *g, float **audio,
+                                     int64_t *n_audio, int64_t *n_ids, vx_err *err) {
+    *audio = NULL;
+    *n_audio = 0, *n_ids = 0;
+    const vv_req r = {in, g};
+    return vx_api_engine_run(m, &vv_ops, &r, &(vv_out){audio, n_audio, n_ids}, err);
+}
+
 /* One session's generation, its audio appended to *acc; it starts at sample `before` of the output. */
 static vocis_status speak_session(vocis_model *m, const vx_vv_request *r, const vx_vv_session *s, int k, int n,
                                   int64_t before, vx_vv_gen_opts *g, vv_ctx *c, float **acc, int64_t *n_acc) {
@@ -106,7 +195,7 @@ static vocis_status speak_session(vocis_model *m, const vx_vv_request *r, const 
     float *audio = NULL;
     int64_t na = 0, nids = 0;
     if (!(g->ckpt && g->ckpt->resume)) c->energy.n = 0; /* a resumed session's frames so far came with the checkpoint */
-    vocis_status st = vx_vv_generate(m->vv, &in, g, &audio, &na, NULL, &nids, err);
+    vocis_status st = generate_batched(m, &in, g, &audio, &na, &nids, err);
     vx_vv_inputs_free(&in);
     if (st == VOCIS_E_CANCELLED && c->energy_oom) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     c->tokens_before += (int)nids;
@@ -266,6 +355,7 @@ static vocis_status open_vv(vocis_model *m, const vocis_open_options *o) {
 }
 
 static void close_vv(vocis_model *m) {
+    vx_api_engine_free(m);
     if (m->vv) vx_vv_model_free(m->vv);
     free(m->vv);
     m->vv = NULL;
@@ -280,6 +370,7 @@ static void kv_bf16(vocis_model *m) { vx_tf_set_kv(&m->vv->lm.tf, VX_KV_BF16); }
 
 const vx_family vx_family_vv = {
     .name = "VibeVoice",
+    .batches = 1,
     .parts = VX_FAMILY_LM,
     .detect = detect,
     .open = open_vv,

@@ -131,9 +131,56 @@ static vocis_status parts_new(vv_parts *p, const char *size, vx_dtype dt, int pr
 /* cmd_bench_rt.c */
 int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, const bench_limits *lim);
 
+/* N requests' LM pair steps as vocis serve runs them (vx_tf_forward_steps_kvs over the 2N rows of
+ * N caches of ctx positions), for each N in conc; t_own: a frame's per-request parts. */
+static vocis_status bench_concurrency(vv_parts *p, const int64_t *conc, int nconc, int64_t ctx, int frames,
+                                      double t_own, int threads, vx_err *err) {
+    const vx_tf *tf = &p->lm.tf;
+    const int64_t H = tf->dim;
+    vocis_status st = VOCIS_OK;
+    double solo = 0;
+    for (int c = 0; c < nconc && !st; c++) {
+        const int N = (int)conc[c];
+        vx_kv_cache *kv = calloc((size_t)N, sizeof *kv);
+        vx_kv_cache **kvs = malloc(sizeof *kvs * (size_t)(2 * N));
+        int *seqs = malloc(sizeof(int) * (size_t)(2 * N));
+        int64_t *ns = malloc(sizeof(int64_t) * (size_t)(2 * N));
+        float *x = malloc(sizeof(float) * (size_t)(2 * N * H));
+        double *tv = calloc((size_t)frames, sizeof(double));
+        int made = 0;
+        if (!kv || !kvs || !seqs || !ns || !x || !tv) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+        for (; made < N && !st; made++) {
+            if ((st = vx_kv_init(&kv[made], tf, 2, 0, err))) break;
+            if (!(st = vx_kv_reserve(&kv[made], ctx + frames + 8, err))) st = vx_kv_fill_synthetic(&kv[made], ctx, err);
+        }
+        for (int r = 0; r < 2 * N && !st; r++) kvs[r] = &kv[r / 2], seqs[r] = r % 2, ns[r] = 1;
+        for (int f = -1; f < frames && !st; f++) {
+            for (int64_t i = 0; i < 2 * N * H; i++) x[i] = 0.01f * (float)(i % 17 - 8);
+            const double a = vx_now_s();
+            st = vx_tf_forward_steps_kvs(tf, kvs, seqs, 2 * N, ns, x, threads, err);
+            if (f >= 0) tv[f] = vx_now_s() - a;
+        }
+        if (!st) {
+            const double step = bench_stats_of(tv, frames).median;
+            if (N == 1) solo = step;
+            const double frame_s = step + N * t_own; /* one step of all N requests, then each one's own parts */
+            printf("lm_pairs_c%d: %.1f pair-steps/s (%d requests: one batched step %.1f ms)\n", N, N / step, N,
+                   1e3 * step);
+            if (solo > 0 && N > 1) printf("lm_pairs_c%d_vs_c1: %.2f x\n", N, N * solo / step);
+            printf("frames_c%d: %.2f frames/s summed (LM step + %d x %.1f ms of per-request parts)\n", N,
+                   N / frame_s, N, 1e3 * t_own);
+            printf("audio_s_per_s_c%d: %.2f audio s per wall s\n", N, N / frame_s * 3200.0 / 24000.0);
+            fflush(stdout);
+        }
+        for (int i = 0; i < made; i++) vx_kv_free(&kv[i]);
+        free(kv), free(kvs), free(seqs), free(ns), free(x), free(tv);
+    }
+    return st;
+}
+
 int bench_vibevoice(int argc, char **argv) {
     const char *size = NULL, *dtype = "bf16", *kv_s = NULL, *precision = NULL;
-    const char *ctx_s = NULL;
+    const char *ctx_s = NULL, *conc_s = NULL;
     int threads = 0, frames = 12, steps = 0, prefill = 512, kvc, prec, no_limits = 0;
     const cli_opt opts[] = {
         {"--synthetic", CLI_STR, &size, "random weights at the dims of VibeVoice 1.5b, 7b or realtime-0.5b (required)",
@@ -144,6 +191,7 @@ int bench_vibevoice(int argc, char **argv) {
         {"--context", CLI_STR, &ctx_s, "positions already in the LM caches: N[,N...], each timed in turn (1024)", 0,
          -1},
         {"--prefill", CLI_INT, &prefill, "prompt length for the prefill figure (512)", 1, 65536},
+        {"--concurrency", CLI_STR, &conc_s, "requests stepped together: N[,N...] (continuous batching; off)", 0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
         {"--kv", CLI_STR, &kv_s, CLI_KV_HELP, 0, -1},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
@@ -151,13 +199,16 @@ int bench_vibevoice(int argc, char **argv) {
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
                       "usage: vocis bench vibevoice --synthetic 1.5b|7b [--frames N] [--diffusion-steps N]\n"
-                      "                             [--context N[,N...]] [--threads N]\n\n"
+                      "                             [--context N[,N...]] [--concurrency N[,N...]] [--threads N]\n\n"
                       "Per-frame time of VibeVoice's generation loop (LM pair step, diffusion, acoustic decode,\n"
                       "semantic encode, connectors) and rtf = frame time / 133 ms, on random weights at the\n"
                       "release's dimensions; plus encoding a 10 s voice and the prompt prefill. Each part also\n"
                       "prints its bytes and FLOPs per frame and the fraction of the limit that binds it. With a\n"
                       "list of contexts each is timed in turn: lm_pair_step_ctxN, frame_ctxN, rtf_ctxN and\n"
-                      "rss_ctxN (the resident set while its caches are held) per context N.");
+                      "rss_ctxN (the resident set while its caches are held) per context N. --concurrency: N\n"
+                      "requests' LM pairs in one forward (as vocis serve batches them, at the first context):\n"
+                      "lm_pairs_cN pair-steps per second summed, and frames_cN / audio_s_per_s_cN with each\n"
+                      "request's diffusion, decode, encode and connectors (timed above) run on its own.");
     if (r) return r == 1 ? 0 : 2;
     if (!size) return cli_error("bench vibevoice", "--synthetic 1.5b|7b|realtime-0.5b is required"), 2;
     if (cli_kv("bench vibevoice", kv_s, &kvc)) return 2;
@@ -165,6 +216,10 @@ int bench_vibevoice(int argc, char **argv) {
     int nctx = 1;
     if (ctx_s && (nctx = bench_parse_positions(ctx_s, ctxs, 8, 65536)) < 0)
         return cli_error("bench vibevoice", "--context: 1 to 8 comma-separated positions in 1..65536"), 2;
+    int64_t conc[16];
+    int nconc = 0;
+    if (conc_s && (nconc = bench_parse_positions(conc_s, conc, 16, 64)) < 0)
+        return cli_error("bench vibevoice", "--concurrency: 1 to 16 comma-separated counts in 1..64"), 2;
     if (cli_precision("bench vibevoice", precision, &prec)) return 2;
     prec = vx_precision_resolve(prec);
     if (kvc == VOCIS_KV_BF16 && !strcmp(size, "realtime-0.5b"))
@@ -201,6 +256,7 @@ int bench_vibevoice(int argc, char **argv) {
     vx_vv_vae_stream *ast = NULL, *sst = NULL;
     const int n_parts = 5;
     double *tv = calloc((size_t)(n_parts + 1) * (size_t)frames, sizeof(double));
+    double t_own = 0; /* a frame's per-request parts at the first context (median), for --concurrency */
     float *pair = malloc(sizeof(float) * (size_t)(2 * H)), *hp = malloc(sizeof(float) * (size_t)H);
     float *hn = malloc(sizeof(float) * (size_t)H), *lat = malloc(sizeof(float) * (size_t)D);
     float *pcm = malloc(sizeof(float) * (size_t)hop), *sem = malloc(sizeof(float) * (size_t)SD);
@@ -256,6 +312,8 @@ int bench_vibevoice(int argc, char **argv) {
         static const char *const names[5] = {"lm_pair_step", "diffusion", "acoustic_decode", "semantic_encode",
                                              "connectors"};
         double *total = tv + (size_t)n_parts * frames;
+        if (c == 0)
+            for (int k = 1; k < n_parts; k++) t_own += bench_stats_of(tv + (size_t)k * frames, frames).median;
         /* the LM caches hold ctx + 1 (warm-up) + f positions before frame f's step */
         const bench_work work[5] = {lm_pair_work(&p.lm, ctx + 2 + (frames - 1) / 2.0),
                                     bench_vv_diffusion_work(p.head, steps), bench_vv_vae_work(p.acoustic, 1),
@@ -282,6 +340,8 @@ int bench_vibevoice(int argc, char **argv) {
                rss - rss_weights - kv_mib);
         fflush(stdout);
     }
+
+    if (nconc && (st = bench_concurrency(&p, conc, nconc, ctxs[0], frames, t_own, threads, &err))) goto done;
 
     /* one-off prompt costs */
     const int64_t nv = 10 * 24000, fv = nv / hop;

@@ -15,8 +15,8 @@ static const char usage[] =
     "has that name; for VibeVoice, 'voice' may be a list of saved voices, one per 'Speaker N' of the script.\n"
     "Slow clients are closed at --header-timeout / --body-timeout, and the last eighth of --max-connections is\n"
     "kept for new arrivals. Requests to one model are taken in arrival order (a queue of --max-queue); up to --batch\n"
-    "Chatterbox requests (English, Multilingual, Turbo, Nano) run at once, their T3 steps batched into one forward\n"
-    "(each weight read once per step).\n"
+    "requests of a Chatterbox (English, Multilingual, Turbo, Nano) or VibeVoice model run at once, their steps\n"
+    "batched into one forward (each weight read once per step; at most 8 step together).\n"
     "Binds 127.0.0.1 unless told otherwise; SIGINT / SIGTERM shut it down cleanly (exit 0).";
 
 int cmd_serve(int argc, char **argv) {
@@ -39,7 +39,7 @@ int cmd_serve(int argc, char **argv) {
         {"--api-key", CLI_STR, &c.api_key, "require Authorization: Bearer KEY on /v1/* and /metrics", 0, -1},
         {"--cors", CLI_STR, &c.cors, "let browser pages of these origins call the API (\"*\" or ORIGIN[,ORIGIN...]; default: none)", 0, -1},
         {"--max-queue", CLI_INT, &max_queue, "requests waiting or running per model before 429 (16)", 1, 100000},
-        {"--batch", CLI_INT, &batch, "Chatterbox requests run at once, T3 steps batched (4; 1 = one at a time)", 1,
+        {"--batch", CLI_INT, &batch, "requests per model run at once, their steps batched (Chatterbox, VibeVoice; 4; at most 8)", 1,
          VX_SRV_MAX_WORKERS},
         {"--max-chars", CLI_INT, &max_chars, "longest input in characters (4096)", 1, 1 << 24},
         {"--max-body-kb", CLI_INT, &max_body_kb, "largest JSON request body in KiB (1024)", 1, 1 << 20},

@@ -307,16 +307,23 @@ typedef struct scratch {
  * to it (vx_attention's paths depend on the query rows). The activation runs
  * row by row in both modes, so that a row's vector body and scalar tail do
  * not depend on the rows next to it. */
-static void attend(const vx_tf *tf, const vx_kv_cache *kv, const vx_attn_seq *at, int *na, int64_t nq,
-                   int nthreads) {
+static void attend(const vx_tf *tf, vx_dtype kv_dtype, const vx_attn_seq *at, int *na, int64_t nq, int nthreads) {
     const int hd = tf->head_dim;
-    vx_attention_kv_seqs(at, *na, kv->dtype, nq, tf->n_heads, tf->n_kv_heads, hd, (int64_t)tf->n_kv_heads * hd,
+    vx_attention_kv_seqs(at, *na, kv_dtype, nq, tf->n_heads, tf->n_kv_heads, hd, (int64_t)tf->n_kv_heads * hd,
                          1.0f / sqrtf((float)hd), 1, nthreads);
     *na = 0;
 }
 
-static void layer_forward(const vx_tf *tf, const vx_tf_layer *ly, int l, vx_kv_cache *kv, const int *seqs,
-                          int nseq, const int64_t *ns, int steps, float *x, scratch *s, int nthreads) {
+/* Sequence si's cache: kvs[si] (several caches) or kvs[0] (one cache for all). */
+typedef struct kv_set {
+    vx_kv_cache *const *kvs;
+    int many;
+} kv_set;
+
+static vx_kv_cache *kv_of(kv_set k, int si) { return k.kvs[k.many ? si : 0]; }
+
+static void layer_forward(const vx_tf *tf, const vx_tf_layer *ly, int l, kv_set kvs, const int *seqs, int nseq,
+                          const int64_t *ns, int steps, float *x, scratch *s, int nthreads) {
     const int D = tf->dim, hd = tf->head_dim;
     const int64_t qd = (int64_t)tf->n_heads * hd, kvd = (int64_t)tf->n_kv_heads * hd, F = tf->ffn_dim;
     void (*linear)(float *, const float *, int64_t, const vx_mat *, const float *, int) =
@@ -333,10 +340,14 @@ static void layer_forward(const vx_tf *tf, const vx_tf_layer *ly, int l, vx_kv_c
      * an entry is a sequence's positions (steps = 0) or one position (steps = 1) */
     vx_attn_seq at[8];
     int na = 0;
+    vx_dtype at_dtype = VX_F32; /* a group's caches share their storage type */
     int64_t r0 = 0;
     for (int si = 0; si < nseq; si++) {
+        vx_kv_cache *kv = kv_of(kvs, si);
         const int slot = seqs ? seqs[si] : si;
         const int64_t pos0 = kv->len[slot], n = ns[si];
+        if (na && kv->dtype != at_dtype) attend(tf, at_dtype, at, &na, steps ? 1 : ns[si - 1], nthreads);
+        at_dtype = kv->dtype;
         for (int64_t i = 0; i < n; i++) {
             vx_rope_apply(s->q + (r0 + i) * qd, tf->n_heads, hd, tf->inv_freq, pos0 + i);
             vx_rope_apply(s->k + (r0 + i) * kvd, tf->n_kv_heads, hd, tf->inv_freq, pos0 + i);
@@ -349,11 +360,11 @@ static void layer_forward(const vx_tf *tf, const vx_tf_layer *ly, int l, vx_kv_c
         for (int64_t i = 0; i < (steps ? n : 1); i++) {
             const int64_t r = r0 + i;
             at[na++] = (vx_attn_seq){s->att + r * qd, s->q + r * qd, kc, vc, steps ? pos0 + i + 1 : pos0 + n};
-            if (na == 8) attend(tf, kv, at, &na, steps ? 1 : n, nthreads);
+            if (na == 8) attend(tf, at_dtype, at, &na, steps ? 1 : n, nthreads);
         }
         r0 += n;
     }
-    if (na) attend(tf, kv, at, &na, steps ? 1 : ns[0], nthreads); /* steps = 0: every ns[s] is the same */
+    if (na) attend(tf, at_dtype, at, &na, steps ? 1 : ns[0], nthreads); /* steps = 0: every ns[s] is the same */
     linear(s->tmp, s->att, M, &ly->o, NULL, nthreads);
     vx_add(x, s->tmp, M * D);
 
@@ -384,23 +395,23 @@ static vocis_status scratch_alloc(const vx_tf *tf, int64_t M, scratch *s, float 
     return VOCIS_OK;
 }
 
-/* Checks the slots and reserves the cache for ns[s] more positions of each. */
-static vocis_status reserve_for(vx_kv_cache *kv, const int *seqs, int nseq, const int64_t *ns, int64_t n,
-                                vx_err *err) {
-    int64_t need = 0;
+/* Checks the slots and reserves each cache for ns[s] (or n) more positions of its sequences. */
+static vocis_status reserve_for(kv_set kvs, const int *seqs, int nseq, const int64_t *ns, int64_t n, vx_err *err) {
     for (int si = 0; si < nseq; si++) {
+        vx_kv_cache *kv = kv_of(kvs, si);
         int slot = seqs ? seqs[si] : si;
         if (slot < 0 || slot >= kv->nseq) return vx_fail(err, VOCIS_E_ARG, "KV cache has no sequence %d", slot);
         const int64_t m = ns ? ns[si] : n;
-        if (kv->len[slot] + m > need) need = kv->len[slot] + m;
+        VX_TRY(vx_kv_reserve(kv, kv->len[slot] + m, err));
     }
-    return vx_kv_reserve(kv, need, err);
+    return VOCIS_OK;
 }
 
 vocis_status vx_tf_forward(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, int nseq, int64_t n, float *x,
                            int nthreads, vx_tf_hook hook, void *user, vx_err *err) {
     if (n <= 0 || nseq <= 0) return VOCIS_OK;
-    VX_TRY(reserve_for(kv, seqs, nseq, NULL, n, err));
+    const kv_set kvs = {&kv, 0};
+    VX_TRY(reserve_for(kvs, seqs, nseq, NULL, n, err));
     const int D = tf->dim;
     const int64_t chunk = tf->chunk > 0 && tf->chunk < n ? tf->chunk : n;
     int64_t *ns = vx_malloc(err, sizeof(int64_t) * (size_t)nseq, "transformer rows");
@@ -419,7 +430,7 @@ vocis_status vx_tf_forward(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, in
             memcpy(xc + (size_t)si * c * D, x + ((size_t)si * n + c0) * D, (size_t)c * D * sizeof(float));
         }
         for (int l = 0; l < tf->n_layers; l++) {
-            layer_forward(tf, &tf->layers[l], l, kv, seqs, nseq, ns, 0, xc, &s, nthreads);
+            layer_forward(tf, &tf->layers[l], l, kvs, seqs, nseq, ns, 0, xc, &s, nthreads);
             if (hook)
                 for (int si = 0; si < nseq; si++) {
                     int slot = seqs ? seqs[si] : si;
@@ -435,23 +446,33 @@ vocis_status vx_tf_forward(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, in
     return VOCIS_OK;
 }
 
-vocis_status vx_tf_forward_steps(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, int nseq, const int64_t *ns,
-                                 float *x, int nthreads, vx_err *err) {
+static vocis_status forward_steps(const vx_tf *tf, kv_set kvs, const int *seqs, int nseq, const int64_t *ns, float *x,
+                                  int nthreads, vx_err *err) {
     int64_t M = 0;
     for (int si = 0; si < nseq; si++) {
         if (ns[si] < 0) return vx_fail(err, VOCIS_E_ARG, "negative position count for sequence %d", si);
         M += ns[si];
     }
     if (M == 0) return VOCIS_OK;
-    VX_TRY(reserve_for(kv, seqs, nseq, ns, 0, err));
+    VX_TRY(reserve_for(kvs, seqs, nseq, ns, 0, err));
     scratch s;
     float *xc;
     VX_TRY(scratch_alloc(tf, M, &s, &xc, err));
     (void)xc;
-    for (int l = 0; l < tf->n_layers; l++) layer_forward(tf, &tf->layers[l], l, kv, seqs, nseq, ns, 1, x, &s, nthreads);
-    for (int si = 0; si < nseq; si++) kv->len[seqs ? seqs[si] : si] += ns[si];
+    for (int l = 0; l < tf->n_layers; l++) layer_forward(tf, &tf->layers[l], l, kvs, seqs, nseq, ns, 1, x, &s, nthreads);
+    for (int si = 0; si < nseq; si++) kv_of(kvs, si)->len[seqs ? seqs[si] : si] += ns[si];
     free(s.xn);
     return VOCIS_OK;
+}
+
+vocis_status vx_tf_forward_steps(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, int nseq, const int64_t *ns,
+                                 float *x, int nthreads, vx_err *err) {
+    return forward_steps(tf, (kv_set){&kv, 0}, seqs, nseq, ns, x, nthreads, err);
+}
+
+vocis_status vx_tf_forward_steps_kvs(const vx_tf *tf, vx_kv_cache *const *kvs, const int *seqs, int nseq,
+                                     const int64_t *ns, float *x, int nthreads, vx_err *err) {
+    return forward_steps(tf, (kv_set){kvs, 1}, seqs, nseq, ns, x, nthreads, err);
 }
 
 void vx_tf_final_norm(const vx_tf *tf, float *y, const float *x, int64_t rows) {

@@ -139,6 +139,10 @@ vocis_status vx_tf_forward(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, in
  * kv->len back over positions it rejects. */
 vocis_status vx_tf_forward_steps(const vx_tf *tf, vx_kv_cache *kv, const int *seqs, int nseq, const int64_t *ns,
                                  float *x, int nthreads, vx_err *err);
+/* The same over sequences of several caches: sequence s is slot seqs[s] of kvs[s] (continuous
+ * batching of requests that each own a cache; caches of either storage type may be mixed). */
+vocis_status vx_tf_forward_steps_kvs(const vx_tf *tf, vx_kv_cache *const *kvs, const int *seqs, int nseq,
+                                     const int64_t *ns, float *x, int nthreads, vx_err *err);
 
 /* Records every layer's output of a forward call (for stage dumps): pass
  * vx_tf_record_hook with the recorder as `user`. layers[l] is [nseq][len][dim]. */

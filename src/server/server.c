@@ -1,9 +1,9 @@
 /* vocis serve: the HTTP server (libmicrohttpd, one thread per connection)
  * on the public API. Each model has a FIFO queue and worker threads: for
- * Chatterbox (all four T3 families), --batch workers call vocis_speak at once
- * and the library runs their T3 steps as one batched forward (continuous
- * batching: requests join and leave at any step); VibeVoice runs one request
- * at a time. A
+ * Chatterbox (all four T3 families) and VibeVoice, --batch workers call
+ * vocis_speak at once and the library runs their steps as one batched forward
+ * (continuous batching: requests join and leave at any step); Realtime runs
+ * one request at a time. A
  * connection thread parses the request, queues a job and waits for its
  * bytes; streaming responses hand the bytes on as the worker's encoder
  * produces them. */
@@ -1715,12 +1715,10 @@ int vx_server_run(const vx_server_config *cfg) {
             return 1;
         }
         snprintf(sm->kind, sizeof sm->kind, "%s", vocis_model_kind(sm->m));
-        /* Chatterbox (English / Multilingual / Turbo / Nano) batches the T3 steps of concurrent vocis_speak
-         * calls: several workers feed it; VibeVoice runs its requests one at a time. */
-        const int batching = !strcmp(sm->kind, "chatterbox") || !strcmp(sm->kind, "chatterbox-multilingual") ||
-                             !strcmp(sm->kind, "chatterbox-turbo") || !strcmp(sm->kind, "chatterbox-nano");
-        const int nw = batching ? (cfg->batch < 1 ? 1 : cfg->batch > VX_SRV_MAX_WORKERS ? VX_SRV_MAX_WORKERS : cfg->batch)
-                                : 1;
+        /* a model that batches (Chatterbox's T3 families, VibeVoice) steps the concurrent vocis_speak calls
+         * of several workers together; the others (Realtime) run one request at a time */
+        const int slots = vocis_model_batch_slots(sm->m), want = cfg->batch < 1 ? 1 : cfg->batch;
+        const int nw = slots > 1 ? (want > slots ? slots : want > VX_SRV_MAX_WORKERS ? VX_SRV_MAX_WORKERS : want) : 1;
         for (int w = 0; w < nw; w++) {
             if (pthread_create(&sm->thr[w], NULL, worker_main, sm)) {
                 fprintf(stderr, "vocis serve: cannot start a worker thread\n");

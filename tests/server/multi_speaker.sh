@@ -3,6 +3,7 @@
 # saved recording per "Speaker N" of the script, gives the audio of `vocis speak --voice A
 # --voice B`; a one-name list is the string; a list for another family, an empty list, a
 # non-string or unknown element, or more / fewer voices than speakers is a 400 naming the field.
+# Concurrent VibeVoice requests batch and give each the bytes it gets alone.
 set -uo pipefail
 VOCIS=$1 DATA=$2 SCRATCH=$3
 rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
@@ -61,6 +62,31 @@ param input
 many=$(printf '"alice",%.0s' $(seq 1 17)); many="[${many%,}]"
 req "17 voices" 400 invalid_value "$S" -d "{\"model\":\"vv\",\"voice\":$many,\"input\":\"$SCRIPT\"}"
 param voice
+
+# VibeVoice requests batch (issue 23 item 2): three seeded podcasts at once give the bytes each gives alone
+curl -s "$URL/v1/models" | grep -qF '"id":"vv","object":"model","created":0,"owned_by":"vocis","kind":"vibevoice","batch":4' \
+    && ok "/v1/models: vv batches 4" || bad "vv batch: $(curl -s "$URL/v1/models")"
+for sd in 77 78 79; do
+    curl -s -o "$SCRATCH/solo$sd.wav" "$S" \
+        -d "{\"model\":\"vv\",\"voice\":[\"alice\",\"bob\"],\"input\":\"$SCRIPT\",\"seed\":$sd,\"response_format\":\"wav\"}"
+done
+curl -s "$URL/metrics" >"$SCRATCH/m0"
+pids=()
+for sd in 77 78 79; do
+    curl -s --max-time 120 -o "$SCRATCH/many$sd.wav" "$S" \
+        -d "{\"model\":\"vv\",\"voice\":[\"alice\",\"bob\"],\"input\":\"$SCRIPT\",\"seed\":$sd,\"response_format\":\"wav\"}" &
+    pids+=($!)
+done
+wait "${pids[@]}" # not the server
+same=1
+for sd in 77 78 79; do cmp -s "$SCRATCH/solo$sd.wav" "$SCRATCH/many$sd.wav" && [ -s "$SCRATCH/solo$sd.wav" ] || same=0; done
+[ $same = 1 ] && ok "three concurrent podcasts = each alone (seeds 77-79)" || bad "concurrent VibeVoice audio differs from solo"
+curl -s "$URL/metrics" >"$SCRATCH/m1"
+steps() { sed -n "s/^vocis_batch_$1{model=\"vv\"} //p" "$2"; }
+ds=$(($(steps steps_total "$SCRATCH/m1") - $(steps steps_total "$SCRATCH/m0")))
+dr=$(($(steps rows_total "$SCRATCH/m1") - $(steps rows_total "$SCRATCH/m0")))
+[ "$ds" -gt 0 ] && [ "$dr" -ge "$ds" ] && [ "$(steps active "$SCRATCH/m1")" = 0 ] \
+    && ok "/metrics: the concurrent requests took $ds steps carrying $dr sequences" || bad "vv batch metrics: $ds steps, $dr rows"
 stop_server
 [ "$SRV_RC" = 0 ] || bad "server exit $SRV_RC"
 finish

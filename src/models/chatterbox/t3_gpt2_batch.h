@@ -3,7 +3,7 @@
  * every unfinished request (each weight read once for all of them); a lone
  * request speculates as it does alone. Requests join (their prefill runs at
  * once) and leave at any step; a request's tokens and rng state are those it
- * gets alone. Not thread-safe: one thread drives a batch (api/t3_engine.c).
+ * gets alone. Not thread-safe: one thread drives a batch (api/engine.c).
  * The same shape as models/chatterbox/t3_batch.h. */
 #ifndef VX_T3_GPT2_BATCH_H
 #define VX_T3_GPT2_BATCH_H

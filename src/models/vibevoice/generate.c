@@ -373,191 +373,305 @@ int vx_vv_kv_bf16(const vx_vv_model *m, int64_t L, const vx_vv_gen_opts *o) {
     return o->kv_bf16_above > 0 && L + max_steps_of(m, L, o) > o->kv_bf16_above;
 }
 
-vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const vx_vv_gen_opts *o, float **audio,
-                            int64_t *n_audio, int32_t **out_ids, int64_t *n_ids, vx_err *err) {
-    *audio = NULL;
-    *n_audio = 0;
-    if (out_ids) *out_ids = NULL;
-    if (n_ids) *n_ids = 0;
+/* One generation's whole state (generate()'s locals): started by vx_vv_gen_start, stepped by
+ * vx_vv_gen_step_many (alone or beside other requests' generations), ended by vx_vv_gen_finish. */
+struct vx_vv_gen {
+    const vx_vv_model *m;
+    const vx_vv_inputs *in;
+    vx_vv_gen_opts o;
+    int64_t L, H, D, SD, hop, max_steps;
+    int32_t want[4], by_id[4]; /* the four allowed tokens; by increasing id (argmax keeps the first maximum) */
+    vx_dpm dpm;
+    vx_kv_cache kv; /* slot 0: positive, 1: negative */
+    vx_vv_vae_stream *ast, *sst;
+    float *pair, *hpos, *hneg, *nxt, *emb2, *lat, *z, *pcm, *sem;
+    int32_t *gen;
+    float noise_used[2 * 256];
+    vx_flist out, tr[TR_N];
+    int64_t step, ngen, nframes, samples0; /* samples0: where a resumed loop starts */
+    int32_t tok;                           /* the token drawn by the step in progress */
+    int done;                              /* no more steps: finish it */
+    vocis_status st;                       /* its failure (err holds the message) */
+    vx_err err;
+};
+
+static vocis_status gen_fail(vx_vv_gen *g, vocis_status st, const vx_err *err) {
+    g->done = 1;
+    g->st = st;
+    if (err && err != &g->err) g->err = *err;
+    return st;
+}
+
+void vx_vv_gen_free(vx_vv_gen *g) {
+    if (!g) return;
+    free(g->out.v);
+    for (int i = 0; i < TR_N; i++) free(g->tr[i].v);
+    free(g->pair), free(g->hpos), free(g->hneg), free(g->nxt), free(g->emb2), free(g->lat), free(g->z), free(g->pcm),
+        free(g->sem), free(g->gen);
+    vx_vv_vae_stream_free(g->ast);
+    vx_vv_vae_stream_free(g->sst);
+    vx_kv_free(&g->kv);
+    vx_dpm_free(&g->dpm);
+    free(g);
+}
+
+vocis_status vx_vv_gen_start(const vx_vv_model *m, const vx_vv_inputs *in, const vx_vv_gen_opts *o, vx_vv_gen **out,
+                             vx_err *err) {
+    *out = NULL;
     const vx_tf *tf = &m->lm.tf;
     const vx_vv_processor *pr = &m->proc;
-    const int64_t L = in->n_tokens, H = tf->dim, D = vx_vv_vae_dim(m->acoustic), SD = vx_vv_vae_dim(m->semantic);
-    const int64_t hop = vx_vv_vae_hop(m->acoustic), maxpos = m->lm.max_positions;
+    const int64_t L = in->n_tokens, maxpos = m->lm.max_positions;
     if (L < 1) return vx_fail(err, VOCIS_E_ARG, "empty prompt");
     if (L >= maxpos)
         return vx_fail(err, VOCIS_E_ARG, "prompt of %lld tokens leaves no room below max_position_embeddings %lld",
                        (long long)L, (long long)maxpos);
     if (!o->rng && (!o->inj_frame_noise || (in->n_voices && (!o->inj_prompt_noise || !o->inj_prompt_std_noise))))
         return vx_fail(err, VOCIS_E_ARG, "generate: no random generator and no injected noise");
-    const int64_t max_steps = max_steps_of(m, L, o);
+    vx_vv_gen *g = calloc(1, sizeof *g);
+    if (!g) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    g->m = m, g->in = in, g->o = *o, g->L = L, g->H = tf->dim;
+    g->D = vx_vv_vae_dim(m->acoustic), g->SD = vx_vv_vae_dim(m->semantic), g->hop = vx_vv_vae_hop(m->acoustic);
+    g->max_steps = max_steps_of(m, L, o);
+    const int64_t H = g->H, D = g->D;
     vx_tf kv_stack = *tf; /* the caches' storage: the stack's, or bf16 by kv_bf16_above */
     if (vx_vv_kv_bf16(m, L, o)) kv_stack.kv_dtype = VX_BF16;
-
-    /* the four allowed tokens, by increasing id (torch.argmax keeps the first maximum) */
     const int32_t want[4] = {pr->speech_start_id, pr->speech_end_id, pr->speech_diffusion_id, pr->eos_id};
-    int32_t by_id[4];
-    memcpy(by_id, want, sizeof by_id);
+    memcpy(g->want, want, sizeof want);
+    memcpy(g->by_id, want, sizeof want);
     for (int i = 1; i < 4; i++)
-        for (int j = i; j > 0 && by_id[j] < by_id[j - 1]; j--) {
-            int32_t t = by_id[j];
-            by_id[j] = by_id[j - 1];
-            by_id[j - 1] = t;
+        for (int j = i; j > 0 && g->by_id[j] < g->by_id[j - 1]; j--) {
+            int32_t t = g->by_id[j];
+            g->by_id[j] = g->by_id[j - 1];
+            g->by_id[j - 1] = t;
         }
-
-    vx_dpm dpm = {0};
-    vx_kv_cache kv = {0};
-    vx_vv_vae_stream *ast = NULL, *sst = NULL;
     float *x = malloc(sizeof(float) * (size_t)(L * H));
-    float *pair = malloc(sizeof(float) * (size_t)(2 * H)), *inp = malloc(sizeof(float) * (size_t)H);
-    float *hpos = malloc(sizeof(float) * (size_t)H), *hneg = malloc(sizeof(float) * (size_t)H);
-    float *nxt = malloc(sizeof(float) * (size_t)H), *emb2 = malloc(sizeof(float) * (size_t)H);
-    float *lat = malloc(sizeof(float) * (size_t)D), *z = malloc(sizeof(float) * (size_t)D);
-    float *pcm = malloc(sizeof(float) * (size_t)hop), *sem = malloc(sizeof(float) * (size_t)SD);
-    int32_t *gen = malloc(sizeof(int32_t) * (size_t)max_steps);
-    float noise_used[2 * 256];
-    vx_flist out = {0}, tr[TR_N];
-    memset(tr, 0, sizeof tr);
+    g->pair = malloc(sizeof(float) * (size_t)(2 * H));
+    g->hpos = malloc(sizeof(float) * (size_t)H), g->hneg = malloc(sizeof(float) * (size_t)H);
+    g->nxt = malloc(sizeof(float) * (size_t)H), g->emb2 = malloc(sizeof(float) * (size_t)H);
+    g->lat = malloc(sizeof(float) * (size_t)D), g->z = malloc(sizeof(float) * (size_t)D);
+    g->pcm = malloc(sizeof(float) * (size_t)g->hop), g->sem = malloc(sizeof(float) * (size_t)g->SD);
+    g->gen = malloc(sizeof(int32_t) * (size_t)(g->max_steps > 0 ? g->max_steps : 1));
     vocis_status st = VOCIS_OK;
-    int64_t ngen = 0, nframes = 0, step0 = 0, samples0 = 0; /* step0, samples0: where a resumed loop starts */
     vx_vv_gen_ckpt *ck = o->ckpt;
     if (D > 256) st = vx_fail(err, VOCIS_E_UNSUPPORTED, "acoustic latent width %lld > 256", (long long)D);
-    if (!st && (!x || !pair || !inp || !hpos || !hneg || !nxt || !emb2 || !lat || !z || !pcm || !sem || !gen))
+    if (!st && (!x || !g->pair || !g->hpos || !g->hneg || !g->nxt || !g->emb2 || !g->lat || !g->z || !g->pcm ||
+                !g->sem || !g->gen))
         st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    if (!st) st = vx_dpm_init(&dpm, &m->cfg, o->n_steps, err);
-    if (!st) st = vx_kv_init(&kv, &kv_stack, 2, maxpos, err); /* slot 0: positive, 1: negative */
-    if (!st) st = vx_vv_vae_stream_new(m->acoustic, &ast, err);
-    if (!st) st = vx_vv_vae_stream_new(m->semantic, &sst, err);
+    if (!st) st = vx_dpm_init(&g->dpm, &m->cfg, o->n_steps, err);
+    if (!st) st = vx_kv_init(&g->kv, &kv_stack, 2, maxpos, err);
+    if (!st) st = vx_vv_vae_stream_new(m->acoustic, &g->ast, err);
+    if (!st) st = vx_vv_vae_stream_new(m->semantic, &g->sst, err);
     if (!st && ck && ck->resume) { /* the checkpoint's caches and position instead of the prompt */
-        vx_vv_gen_state gs = {.gen = gen, .kv = &kv, .ast = ast, .sst = sst, .hpos = hpos, .hneg = hneg,
-                              .rng = o->rng, .dim = H};
-        if (!(st = vx_vv_gen_state_restore(m, ck->resume, max_steps, &gs, err))) {
-            step0 = gs.step, ngen = gs.ngen, nframes = gs.nframes, samples0 = gs.samples;
-            ck->resumed_samples = samples0;
+        vx_vv_gen_state gs = {.gen = g->gen, .kv = &g->kv, .ast = g->ast, .sst = g->sst, .hpos = g->hpos,
+                              .hneg = g->hneg, .rng = o->rng, .dim = H};
+        if (!(st = vx_vv_gen_state_restore(m, ck->resume, g->max_steps, &gs, err))) {
+            g->step = gs.step, g->ngen = gs.ngen, g->nframes = gs.nframes, g->samples0 = gs.samples;
+            ck->resumed_samples = g->samples0;
         }
-        if (st) goto done;
     } else {
         if (!st) st = prompt_embeds(m, in, o, x, err);
-        if (!st) st = vx_tf_forward(tf, &kv, (const int[]){0}, 1, L, x, o->nthreads, NULL, NULL, err);
-        if (st) goto done;
-        vx_tf_final_norm(tf, hpos, x + (L - 1) * H, 1);
+        if (!st) st = vx_tf_forward(tf, &g->kv, (const int[]){0}, 1, L, x, o->nthreads, NULL, NULL, err);
+        if (!st) vx_tf_final_norm(tf, g->hpos, x + (L - 1) * H, 1);
     }
+    free(x);
+    if (st) {
+        vx_vv_gen_free(g);
+        return st;
+    }
+    *out = g;
+    return VOCIS_OK;
+}
 
-    for (int64_t step = step0; step < max_steps; step++) {
-        float lg[4];
-        vx_vv_lm_logits_subset(&m->lm, hpos, by_id, 4, lg);
-        int best = 0;
-        for (int i = 1; i < 4; i++)
-            if (lg[i] > lg[best]) best = i;
-        const int32_t tok = by_id[best];
-        gen[ngen++] = tok;
+int vx_vv_gen_done(const vx_vv_gen *g) { return g->done; }
+
+/* The step's token and everything it makes (a frame of audio for a diffusion token), up to the
+ * next input, left in both rows of g->pair; done when the generation ends here. */
+static vocis_status gen_advance(vx_vv_gen *g, vx_err *err) {
+    const vx_vv_model *m = g->m;
+    const vx_vv_gen_opts *o = &g->o;
+    const vx_tf *tf = &m->lm.tf;
+    const vx_vv_processor *pr = &m->proc;
+    const int64_t H = g->H, D = g->D, hop = g->hop, step = g->step;
+    if (step >= g->max_steps) {
+        g->done = 1;
+        return VOCIS_OK;
+    }
+    float lg[4];
+    vx_vv_lm_logits_subset(&m->lm, g->hpos, g->by_id, 4, lg);
+    int best = 0;
+    for (int i = 1; i < 4; i++)
+        if (lg[i] > lg[best]) best = i;
+    const int32_t tok = g->tok = g->by_id[best];
+    g->gen[g->ngen++] = tok;
+    if (o->trace) {
+        float row[4];
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                if (g->by_id[j] == g->want[i]) row[i] = lg[j];
+        if (vx_flist_add(&g->tr[TR_LOGITS], row, 4)) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    }
+    if (o->on_token && o->on_token(o->user, step, tok)) return vx_fail(err, VOCIS_E_CANCELLED, "cancelled");
+    const int finished = tok == pr->eos_id || step + 1 >= g->max_steps;
+    if (tok == pr->speech_end_id) {
+        vx_vv_vae_stream_reset(g->ast);
+        vx_vv_vae_stream_reset(g->sst);
+    }
+    /* the negative consumed this step's input speculatively; only a diffusion step keeps it */
+    if (step > 0 && tok != pr->speech_diffusion_id) g->kv.len[1]--;
+    if (tok == pr->speech_start_id && !finished) vx_kv_reset(&g->kv, 1);
+    const int64_t tid = tok;
+    vx_vv_lm_embed(&m->lm, &tid, 1, g->nxt);
+
+    if (tok == pr->speech_diffusion_id) {
+        if (step == 0) { /* the negative starts from its own speech_start at position 0 */
+            const int64_t ss = pr->speech_start_id;
+            vx_vv_lm_embed(&m->lm, &ss, 1, g->pair);
+            VX_TRY(vx_tf_forward(tf, &g->kv, (const int[]){1}, 1, 1, g->pair, o->nthreads, NULL, NULL, err));
+            vx_tf_final_norm(tf, g->hneg, g->pair, 1);
+        }
+        const float *inj =
+            o->inj_frame_noise && g->nframes < o->n_inj_frames ? o->inj_frame_noise + g->nframes * 2 * D : NULL;
+        vx_vv_sample_trace t = {.init_noise = g->noise_used};
+        VX_TRY(vx_vv_sample_latent(m->head, &g->dpm, g->hpos, g->hneg, o->cfg_scale, o->rng, inj, g->lat, &t,
+                                   o->nthreads, err));
+        for (int64_t i = 0; i < D; i++) g->z[i] = g->lat[i] / m->scaling - m->bias;
+        VX_TRY(vx_vv_vae_decode_step(m->acoustic, g->ast, g->z, g->pcm, o->nthreads, err));
+        VX_TRY(vx_vv_vae_encode_step(m->semantic, g->sst, g->pcm, g->sem, o->nthreads, err));
+        VX_TRY(vx_vv_connector_run(&m->ac_conn, g->lat, 1, g->nxt, o->nthreads, err));
+        VX_TRY(vx_vv_connector_run(&m->se_conn, g->sem, 1, g->emb2, o->nthreads, err));
         if (o->trace) {
-            float row[4];
-            for (int i = 0; i < 4; i++)
-                for (int j = 0; j < 4; j++)
-                    if (by_id[j] == want[i]) row[i] = lg[j];
-            if (vx_flist_add(&tr[TR_LOGITS], row, 4)) goto oom;
+            const float *rows[TR_LOGITS] = {g->noise_used, g->hpos, g->hneg, g->lat, g->z,
+                                            g->pcm,        g->sem,  g->nxt,  g->emb2};
+            const int64_t len[TR_LOGITS] = {2 * D, H, H, D, D, hop, g->SD, H, H};
+            for (int i = 0; i < TR_LOGITS; i++)
+                if (vx_flist_add(&g->tr[i], rows[i], len[i])) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
         }
-        if (o->on_token && o->on_token(o->user, step, tok)) {
-            st = vx_fail(err, VOCIS_E_CANCELLED, "cancelled");
-            goto done;
-        }
-        const int finished = tok == pr->eos_id || step + 1 >= max_steps;
-        if (tok == pr->speech_end_id) {
-            vx_vv_vae_stream_reset(ast);
-            vx_vv_vae_stream_reset(sst);
-        }
-        /* the negative consumed this step's input speculatively; only a diffusion step keeps it */
-        if (step > 0 && tok != pr->speech_diffusion_id) kv.len[1]--;
-        if (tok == pr->speech_start_id && !finished) vx_kv_reset(&kv, 1);
-        const int64_t tid = tok;
-        vx_vv_lm_embed(&m->lm, &tid, 1, nxt);
-
-        if (tok == pr->speech_diffusion_id) {
-            if (step == 0) { /* the negative starts from its own speech_start at position 0 */
-                const int64_t ss = pr->speech_start_id;
-                vx_vv_lm_embed(&m->lm, &ss, 1, pair);
-                if ((st = vx_tf_forward(tf, &kv, (const int[]){1}, 1, 1, pair, o->nthreads, NULL, NULL, err)))
-                    goto done;
-                vx_tf_final_norm(tf, hneg, pair, 1);
-            }
-            const float *inj =
-                o->inj_frame_noise && nframes < o->n_inj_frames ? o->inj_frame_noise + nframes * 2 * D : NULL;
-            vx_vv_sample_trace t = {.init_noise = noise_used};
-            if ((st = vx_vv_sample_latent(m->head, &dpm, hpos, hneg, o->cfg_scale, o->rng, inj, lat, &t,
-                                          o->nthreads, err)))
-                goto done;
-            for (int64_t i = 0; i < D; i++) z[i] = lat[i] / m->scaling - m->bias;
-            if ((st = vx_vv_vae_decode_step(m->acoustic, ast, z, pcm, o->nthreads, err))) goto done;
-            if ((st = vx_vv_vae_encode_step(m->semantic, sst, pcm, sem, o->nthreads, err))) goto done;
-            if ((st = vx_vv_connector_run(&m->ac_conn, lat, 1, nxt, o->nthreads, err))) goto done;
-            if ((st = vx_vv_connector_run(&m->se_conn, sem, 1, emb2, o->nthreads, err))) goto done;
-            if (o->trace) {
-                const float *rows[TR_LOGITS] = {noise_used, hpos, hneg, lat, z, pcm, sem, nxt, emb2};
-                const int64_t len[TR_LOGITS] = {2 * D, H, H, D, D, hop, SD, H, H};
-                for (int i = 0; i < TR_LOGITS; i++)
-                    if (vx_flist_add(&tr[i], rows[i], len[i])) goto oom;
-            }
-            for (int64_t i = 0; i < H; i++) nxt[i] += emb2[i];
-            if (vx_flist_add(&out, pcm, hop)) goto oom;
-            nframes++;
-            if (o->on_audio && o->on_audio(o->user, pcm, hop)) {
-                st = vx_fail(err, VOCIS_E_CANCELLED, "cancelled");
-                goto done;
-            }
-        }
-        if (finished) break;
-        if (o->max_seconds > 0 && (double)(samples0 + out.n) >= o->max_seconds * 24000.0) break;
-        /* next step: positive and (speculatively) negative consume the same input in one forward */
-        memcpy(inp, nxt, sizeof(float) * (size_t)H);
-        memcpy(pair, inp, sizeof(float) * (size_t)H);
-        memcpy(pair + H, inp, sizeof(float) * (size_t)H);
-        if ((st = vx_tf_forward(tf, &kv, (const int[]){0, 1}, 2, 1, pair, o->nthreads, NULL, NULL, err))) goto done;
-        vx_tf_final_norm(tf, hpos, pair, 1);
-        vx_tf_final_norm(tf, hneg, pair + H, 1);
-        if (ck && ck->save && tok == pr->speech_diffusion_id && samples0 + out.n >= ck->next_at) {
-            const vx_vv_gen_state gs = {step + 1, ngen, nframes, samples0 + out.n, gen, &kv, ast, sst, hpos, hneg,
-                                        o->rng, H};
-            if ((st = ck->save(ck, &gs, err))) goto done;
-        }
+        for (int64_t i = 0; i < H; i++) g->nxt[i] += g->emb2[i];
+        if (vx_flist_add(&g->out, g->pcm, hop)) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+        g->nframes++;
+        if (o->on_audio && o->on_audio(o->user, g->pcm, hop)) return vx_fail(err, VOCIS_E_CANCELLED, "cancelled");
     }
+    if (finished || (o->max_seconds > 0 && (double)(g->samples0 + g->out.n) >= o->max_seconds * 24000.0)) {
+        g->done = 1;
+        return VOCIS_OK;
+    }
+    /* next step: positive and (speculatively) negative consume the same input in one forward */
+    memcpy(g->pair, g->nxt, sizeof(float) * (size_t)H);
+    memcpy(g->pair + H, g->nxt, sizeof(float) * (size_t)H);
+    return VOCIS_OK;
+}
 
+/* After the pair's forward: the next step's hidden states, and a checkpoint when one is due. */
+static vocis_status gen_after_forward(vx_vv_gen *g, vx_err *err) {
+    const vx_tf *tf = &g->m->lm.tf;
+    vx_tf_final_norm(tf, g->hpos, g->pair, 1);
+    vx_tf_final_norm(tf, g->hneg, g->pair + g->H, 1);
+    vx_vv_gen_ckpt *ck = g->o.ckpt;
+    g->step++;
+    if (ck && ck->save && g->tok == g->m->proc.speech_diffusion_id && g->samples0 + g->out.n >= ck->next_at) {
+        const vx_vv_gen_state gs = {g->step, g->ngen, g->nframes, g->samples0 + g->out.n, g->gen, &g->kv, g->ast,
+                                    g->sst,  g->hpos, g->hneg,    g->o.rng,  g->H};
+        VX_TRY(ck->save(ck, &gs, err));
+    }
+    return VOCIS_OK;
+}
+
+vocis_status vx_vv_gen_step_many(vx_vv_gen *const *gens, int n, int nthreads, vx_err *err) {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        vx_vv_gen *g = gens[i];
+        if (g->done) continue;
+        vocis_status st = gen_advance(g, &g->err);
+        if (st) gen_fail(g, st, NULL);
+        else if (!g->done) k++;
+    }
+    if (k == 0) return VOCIS_OK;
+    const vx_vv_model *m = gens[0]->m;
+    const int64_t H = m->lm.tf.dim;
+    float *x = malloc(sizeof(float) * (size_t)(2 * k * H));
+    vx_kv_cache **kvs = malloc(sizeof *kvs * (size_t)(2 * k));
+    int *seqs = malloc(sizeof(int) * (size_t)(2 * k));
+    int64_t *ns = malloc(sizeof(int64_t) * (size_t)(2 * k));
+    vocis_status st = x && kvs && seqs && ns ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    int r = 0;
+    for (int i = 0; i < n && !st; i++) {
+        vx_vv_gen *g = gens[i];
+        if (g->done) continue;
+        memcpy(x + (size_t)r * H, g->pair, sizeof(float) * (size_t)(2 * H));
+        for (int j = 0; j < 2; j++, r++) kvs[r] = &g->kv, seqs[r] = j, ns[r] = 1;
+    }
+    /* one forward for every pair: each row computed as its own one-position step would be */
+    if (!st) st = vx_tf_forward_steps_kvs(&m->lm.tf, kvs, seqs, 2 * k, ns, x, nthreads, err);
+    r = 0;
+    for (int i = 0; i < n && !st; i++) {
+        vx_vv_gen *g = gens[i];
+        if (g->done) continue;
+        memcpy(g->pair, x + (size_t)r * H, sizeof(float) * (size_t)(2 * H));
+        r += 2;
+        vocis_status gs = gen_after_forward(g, &g->err);
+        if (gs) gen_fail(g, gs, NULL);
+    }
+    free(x), free(kvs), free(seqs), free(ns);
+    return st;
+}
+
+vocis_status vx_vv_gen_finish(vx_vv_gen *g, float **audio, int64_t *n_audio, int32_t **out_ids, int64_t *n_ids,
+                              vx_err *err) {
+    *audio = NULL;
+    *n_audio = 0;
+    if (out_ids) *out_ids = NULL;
+    if (n_ids) *n_ids = 0;
+    if (g->st) {
+        if (err) *err = g->err;
+        return g->st;
+    }
+    const vx_vv_gen_opts *o = &g->o;
+    const int64_t nframes = g->nframes, ngen = g->ngen, H = g->H, D = g->D, L = g->L;
+    vocis_status st = VOCIS_OK;
     if (o->trace) {
         const int64_t frame_shape[TR_LOGITS][3] = {{nframes, 2, D}, {nframes, H, 0}, {nframes, H, 0},
-                                                  {nframes, D, 0},  {nframes, 1, D}, {nframes, 1, hop},
-                                                  {nframes, 1, SD}, {nframes, 1, H}, {nframes, 1, H}};
+                                                  {nframes, D, 0},  {nframes, 1, D}, {nframes, 1, g->hop},
+                                                  {nframes, 1, g->SD}, {nframes, 1, H}, {nframes, 1, H}};
         const int nd[TR_LOGITS] = {3, 2, 2, 2, 3, 3, 3, 3, 3};
         for (int i = 0; i < TR_LOGITS && !st; i++)
-            if (nframes > 0) st = vx_st_writer_add(o->trace, tr_names[i], VX_F32, nd[i], frame_shape[i], tr[i].v, err);
-        if (!st) st = vx_st_writer_add(o->trace, tr_names[TR_LOGITS], VX_F32, VX_DIMS(ngen, 4), tr[TR_LOGITS].v, err);
-        int64_t *seq = malloc(sizeof(int64_t) * (size_t)(L + ngen));
-        if (!seq) goto oom;
-        for (int64_t i = 0; i < L; i++) seq[i] = in->input_ids[i];
-        for (int64_t i = 0; i < ngen; i++) seq[L + i] = gen[i];
-        if (!st) st = vx_st_writer_add(o->trace, "sequences", VX_I64, VX_DIMS(1, L + ngen), seq, err);
+            if (nframes > 0)
+                st = vx_st_writer_add(o->trace, tr_names[i], VX_F32, nd[i], frame_shape[i], g->tr[i].v, err);
+        if (!st) st = vx_st_writer_add(o->trace, tr_names[TR_LOGITS], VX_F32, VX_DIMS(ngen, 4), g->tr[TR_LOGITS].v, err);
+        int64_t *seq = st ? NULL : malloc(sizeof(int64_t) * (size_t)(L + ngen));
+        if (!st && !seq) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+        if (!st) {
+            for (int64_t i = 0; i < L; i++) seq[i] = g->in->input_ids[i];
+            for (int64_t i = 0; i < ngen; i++) seq[L + i] = g->gen[i];
+            st = vx_st_writer_add(o->trace, "sequences", VX_I64, VX_DIMS(1, L + ngen), seq, err);
+        }
         if (!st) st = vx_st_writer_add(o->trace, "generated_ids", VX_I64, VX_DIMS(ngen), seq + L, err);
-        if (!st && out.n > 0) st = vx_st_writer_add(o->trace, "audio", VX_F32, VX_DIMS(1, out.n), out.v, err);
+        if (!st && g->out.n > 0) st = vx_st_writer_add(o->trace, "audio", VX_F32, VX_DIMS(1, g->out.n), g->out.v, err);
         free(seq);
-        if (st) goto done;
+        if (st) return st;
     }
-    *audio = out.v;
-    *n_audio = out.n;
-    out.v = NULL;
+    *audio = g->out.v;
+    *n_audio = g->out.n;
+    g->out.v = NULL;
+    g->out.n = 0;
     if (out_ids) {
-        *out_ids = gen;
-        gen = NULL;
+        *out_ids = g->gen;
+        g->gen = NULL;
     }
     if (n_ids) *n_ids = ngen;
-    goto done;
-oom:
-    st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-done:
-    free(out.v);
-    for (int i = 0; i < TR_N; i++) free(tr[i].v);
-    free(x), free(pair), free(inp), free(hpos), free(hneg), free(nxt), free(emb2), free(lat), free(z), free(pcm),
-        free(sem), free(gen);
-    vx_vv_vae_stream_free(ast);
-    vx_vv_vae_stream_free(sst);
-    vx_kv_free(&kv);
-    vx_dpm_free(&dpm);
+    return VOCIS_OK;
+}
+
+vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const vx_vv_gen_opts *o, float **audio,
+                            int64_t *n_audio, int32_t **out_ids, int64_t *n_ids, vx_err *err) {
+    *audio = NULL;
+    *n_audio = 0;
+    if (out_ids) *out_ids = NULL;
+    if (n_ids) *n_ids = 0;
+    vx_vv_gen *g;
+    VX_TRY(vx_vv_gen_start(m, in, o, &g, err));
+    vocis_status st = VOCIS_OK;
+    while (!st && !g->done) st = vx_vv_gen_step_many(&g, 1, o->nthreads, err);
+    if (!st) st = vx_vv_gen_finish(g, audio, n_audio, out_ids, n_ids, err);
+    vx_vv_gen_free(g);
     return st;
 }

@@ -176,4 +176,21 @@ int vx_vv_kv_bf16(const vx_vv_model *m, int64_t L, const vx_vv_gen_opts *o);
 vocis_status vx_vv_generate(const vx_vv_model *m, const vx_vv_inputs *in, const vx_vv_gen_opts *o, float **audio,
                             int64_t *n_audio, int32_t **ids, int64_t *n_ids, vx_err *err);
 
+/* generate() as an object, so that several requests' generations step together (continuous
+ * batching): start runs the prompt (or restores o->ckpt->resume); each vx_vv_gen_step_many runs one
+ * step of every generation not yet done -- its token, diffusion and audio frame on its own, then
+ * ONE forward for the LM pairs of all of them (each row computed as its own one-position step, so
+ * a generation's output does not depend on its neighbours); finish hands over what
+ * vx_vv_generate returns, or the generation's own failure (a cancel, a checkpoint that could not
+ * be written). in and o's pointers must outlive the generation. */
+typedef struct vx_vv_gen vx_vv_gen;
+vocis_status vx_vv_gen_start(const vx_vv_model *m, const vx_vv_inputs *in, const vx_vv_gen_opts *o, vx_vv_gen **out,
+                             vx_err *err);
+int vx_vv_gen_done(const vx_vv_gen *g);
+/* A failure here (out of memory in the shared forward) is every generation's. */
+vocis_status vx_vv_gen_step_many(vx_vv_gen *const *gens, int n, int nthreads, vx_err *err);
+vocis_status vx_vv_gen_finish(vx_vv_gen *g, float **audio, int64_t *n_audio, int32_t **ids, int64_t *n_ids,
+                              vx_err *err);
+void vx_vv_gen_free(vx_vv_gen *g);
+
 #endif

@@ -1,10 +1,11 @@
-/* Concurrent T3 calls on one model share one batch (Chatterbox English/Multilingual:
- * models/chatterbox/t3_batch.h; Turbo/Nano: t3_gpt2_batch.h): each call admits its request,
- * and whichever caller holds the engine runs the steps for everyone — every weight is read
- * once per step for all requests in flight. A call returns as soon as its own request
- * finishes (another caller, if any, takes over the stepping). The tokens of a request do not
- * depend on its neighbours. Callbacks (on_token) may run on another caller's thread.
- * The engine knows a batch only through batch_ops. */
+/* Continuous batching of a model's concurrent calls: they share one batch (Chatterbox
+ * English/Multilingual: models/chatterbox/t3_batch.h; Turbo/Nano: t3_gpt2_batch.h; VibeVoice:
+ * its generations, vocis_vv.c): each call admits its request, and whichever caller holds the
+ * engine runs the steps for everyone — every weight is read once per step for all requests in
+ * flight. A call returns as soon as its own request finishes (another caller, if any, takes over
+ * the stepping). A request's output does not depend on its neighbours. Callbacks (on_token,
+ * on_audio) may run on another caller's thread. The engine knows a batch only through
+ * vx_batch_ops. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,65 +13,50 @@
 #include "models/chatterbox/t3_batch.h"
 #include "models/chatterbox/t3_gpt2_batch.h"
 
-#define T3_ENGINE_SLOTS 8 /* requests batched at once; more wait for a slot */
-
-/* A model family's batch, as the engine drives it. */
-typedef struct batch_ops {
-    vocis_status (*create)(vocis_model *m, void **b, vx_err *err);
-    void (*destroy)(void *b);
-    /* admits the family's request (llama_req / vx_t3_gpt2_req): its prefill and first draw */
-    vocis_status (*add)(void *b, const void *req, int nthreads, int *id, vx_err *err);
-    int (*free_slots)(const void *b);
-    int (*done)(const void *b, int id);
-    vocis_status (*step)(void *b, int nthreads, vx_err *err);
-    vocis_status (*take)(void *b, int id, int32_t **tokens, int *n_tokens, vx_err *err);
-    void (*drop)(void *b, int id);
-} batch_ops;
-
-typedef struct vx_t3_engine {
+typedef struct vx_engine {
     pthread_mutex_t lock;
     pthread_cond_t cv;
-    const batch_ops *ops;
+    const vx_batch_ops *ops;
     void *b;
     int driving;  /* a caller is running a step (without the lock): only it touches the batch */
     int arriving; /* callers waiting to admit a request: the driver lets them in between steps */
     int active;   /* requests admitted and not yet taken or dropped */
     int64_t steps, rows; /* steps run, and the requests in the batch at each, summed */
-} vx_t3_engine;
+} vx_engine;
 
 static pthread_mutex_t engine_create_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static vocis_status engine_of(vocis_model *m, const batch_ops *ops, vx_t3_engine **out, vx_err *err) {
+static vocis_status engine_of(vocis_model *m, const vx_batch_ops *ops, vx_engine **out, vx_err *err) {
     pthread_mutex_lock(&engine_create_lock);
     vocis_status st = VOCIS_OK;
-    if (!m->t3_engine) {
-        vx_t3_engine *e = calloc(1, sizeof *e);
+    if (!m->engine) {
+        vx_engine *e = calloc(1, sizeof *e);
         if (!e) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
         if (!st && (st = ops->create(m, &e->b, err))) free(e);
         if (!st) {
             e->ops = ops;
             pthread_mutex_init(&e->lock, NULL);
             pthread_cond_init(&e->cv, NULL);
-            m->t3_engine = e;
+            m->engine = e;
         }
     }
-    *out = m->t3_engine;
+    *out = m->engine;
     pthread_mutex_unlock(&engine_create_lock);
     return st;
 }
 
-void vx_api_t3_engine_free(vocis_model *m) {
-    vx_t3_engine *e = m->t3_engine;
+void vx_api_engine_free(vocis_model *m) {
+    vx_engine *e = m->engine;
     if (!e) return;
     e->ops->destroy(e->b);
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->lock);
     free(e);
-    m->t3_engine = NULL;
+    m->engine = NULL;
 }
 
-void vx_api_t3_engine_stats(const vocis_model *m, int *active, int64_t *steps, int64_t *rows) {
-    vx_t3_engine *e = m->t3_engine;
+void vx_api_engine_stats(const vocis_model *m, int *active, int64_t *steps, int64_t *rows) {
+    vx_engine *e = m->engine;
     *active = 0, *steps = 0, *rows = 0;
     if (!e) return;
     pthread_mutex_lock(&e->lock);
@@ -84,11 +70,8 @@ void vx_api_t3_engine_stats(const vocis_model *m, int *active, int64_t *steps, i
  * (admissions, done checks, takes), or by the one driver during its step. After each step the
  * driver waits until the registered arrivals are admitted, so that new requests join at the next
  * step instead of after the driver's own request ends. */
-static vocis_status engine_run(vocis_model *m, const batch_ops *ops, const void *req, int32_t **tokens,
-                               int *n_tokens, vx_err *err) {
-    *tokens = NULL;
-    *n_tokens = 0;
-    vx_t3_engine *e;
+vocis_status vx_api_engine_run(vocis_model *m, const vx_batch_ops *ops, const void *req, void *out, vx_err *err) {
+    vx_engine *e;
     VX_TRY(engine_of(m, ops, &e, err));
     pthread_mutex_lock(&e->lock);
     e->arriving++;
@@ -118,7 +101,7 @@ static vocis_status engine_run(vocis_model *m, const batch_ops *ops, const void 
         while (!st && e->arriving > 0 && ops->free_slots(e->b) > 0 && !e->driving)
             pthread_cond_wait(&e->cv, &e->lock);
     }
-    if (!st) st = ops->take(e->b, id, tokens, n_tokens, err);
+    if (!st) st = ops->take(e->b, id, out, err);
     else if (id >= 0) ops->drop(e->b, id);
     if (id >= 0) e->active--;
     pthread_cond_broadcast(&e->cv); /* a slot is free; the next caller may drive */
@@ -137,7 +120,7 @@ typedef struct llama_req {
 } llama_req;
 
 static vocis_status llama_create(vocis_model *m, void **b, vx_err *err) {
-    return vx_t3_batch_new(&m->t3, T3_ENGINE_SLOTS, (vx_t3_batch **)b, err);
+    return vx_t3_batch_new(&m->t3, VX_ENGINE_SLOTS, (vx_t3_batch **)b, err);
 }
 static void llama_destroy(void *b) { vx_t3_batch_free(b); }
 static vocis_status llama_add(void *b, const void *req, int nthreads, int *id, vx_err *err) {
@@ -147,23 +130,31 @@ static vocis_status llama_add(void *b, const void *req, int nthreads, int *id, v
 static int llama_free_slots(const void *b) { return vx_t3_batch_free_slots(b); }
 static int llama_done(const void *b, int id) { return vx_t3_batch_done(b, id); }
 static vocis_status llama_step(void *b, int nthreads, vx_err *err) { return vx_t3_batch_step(b, nthreads, err); }
-static vocis_status llama_take(void *b, int id, int32_t **t, int *n, vx_err *err) {
-    return vx_t3_batch_take(b, id, t, n, err);
+typedef struct t3_out {
+    int32_t **tokens;
+    int *n;
+} t3_out;
+
+static vocis_status llama_take(void *b, int id, void *out, vx_err *err) {
+    const t3_out *o = out;
+    return vx_t3_batch_take(b, id, o->tokens, o->n, err);
 }
 static void llama_drop(void *b, int id) { vx_t3_batch_drop(b, id); }
-static const batch_ops llama_ops = {llama_create, llama_destroy, llama_add,  llama_free_slots,
+static const vx_batch_ops llama_ops = {llama_create, llama_destroy, llama_add,  llama_free_slots,
                                     llama_done,   llama_step,    llama_take, llama_drop};
 
 vocis_status vx_api_t3_generate(vocis_model *m, const vx_t3_cond *c, const int32_t *ids, int n_ids,
                                 const vx_t3_sampling *s, vx_rng *rng, int32_t **tokens, int *n_tokens, vx_err *err) {
     const llama_req r = {c, ids, n_ids, s, rng};
-    return engine_run(m, &llama_ops, &r, tokens, n_tokens, err);
+    *tokens = NULL;
+    *n_tokens = 0;
+    return vx_api_engine_run(m, &llama_ops, &r, &(t3_out){tokens, n_tokens}, err);
 }
 
 /* ---- Chatterbox Turbo / Nano (GPT-2 T3, one row) ---- */
 
 static vocis_status gpt2_create(vocis_model *m, void **b, vx_err *err) {
-    return vx_t3_gpt2_batch_new(vx_api_turbo_t3(m), T3_ENGINE_SLOTS, (vx_t3_gpt2_batch **)b, err);
+    return vx_t3_gpt2_batch_new(vx_api_turbo_t3(m), VX_ENGINE_SLOTS, (vx_t3_gpt2_batch **)b, err);
 }
 static void gpt2_destroy(void *b) { vx_t3_gpt2_batch_free(b); }
 static vocis_status gpt2_add(void *b, const void *req, int nthreads, int *id, vx_err *err) {
@@ -172,14 +163,17 @@ static vocis_status gpt2_add(void *b, const void *req, int nthreads, int *id, vx
 static int gpt2_free_slots(const void *b) { return vx_t3_gpt2_batch_free_slots(b); }
 static int gpt2_done(const void *b, int id) { return vx_t3_gpt2_batch_done(b, id); }
 static vocis_status gpt2_step(void *b, int nthreads, vx_err *err) { return vx_t3_gpt2_batch_step(b, nthreads, err); }
-static vocis_status gpt2_take(void *b, int id, int32_t **t, int *n, vx_err *err) {
-    return vx_t3_gpt2_batch_take(b, id, t, n, err);
+static vocis_status gpt2_take(void *b, int id, void *out, vx_err *err) {
+    const t3_out *o = out;
+    return vx_t3_gpt2_batch_take(b, id, o->tokens, o->n, err);
 }
 static void gpt2_drop(void *b, int id) { vx_t3_gpt2_batch_drop(b, id); }
-static const batch_ops gpt2_ops = {gpt2_create, gpt2_destroy, gpt2_add,  gpt2_free_slots,
+static const vx_batch_ops gpt2_ops = {gpt2_create, gpt2_destroy, gpt2_add,  gpt2_free_slots,
                                    gpt2_done,   gpt2_step,    gpt2_take, gpt2_drop};
 
 vocis_status vx_api_turbo_t3_batched(vocis_model *m, const vx_t3_gpt2_req *r, int32_t **tokens, int *n_tokens,
                                      vx_err *err) {
-    return engine_run(m, &gpt2_ops, r, tokens, n_tokens, err);
+    *tokens = NULL;
+    *n_tokens = 0;
+    return vx_api_engine_run(m, &gpt2_ops, r, &(t3_out){tokens, n_tokens}, err);
 }
