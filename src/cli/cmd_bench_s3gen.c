@@ -636,8 +636,8 @@ typedef struct serve_batch {
 
 /* The bench's fixed request (bench_t3_request): 150 (Turbo/Nano: 375) voice prompt tokens, 40 text
  * tokens (English: with start/stop), `want` draws with the stop token disabled. */
-static vocis_status serve_batch_new(serve_batch *q, const vx_t3 *t3, const vx_t3_gpt2 *tg, int want, int slots,
-                                    vx_err *err) {
+static vocis_status serve_batch_new(serve_batch *q, const vx_t3 *t3, const vx_t3_gpt2 *tg, int want, int speculate,
+                                    int slots, vx_err *err) {
     memset(q, 0, sizeof *q);
     q->t3 = t3, q->tg = tg;
     const int dim = tg ? tg->speaker_dim : t3->speaker_dim;
@@ -647,8 +647,8 @@ static vocis_status serve_batch_new(serve_batch *q, const vx_t3 *t3, const vx_t3
     bench_t3_request(q->spk, dim, q->prompt, q->n_prompt, q->text, q->n_text, tg ? -1 : t3->cfg.start_text_token,
                      tg ? -1 : t3->cfg.stop_text_token);
     q->c = (vx_t3_cond){q->spk, q->prompt, q->n_prompt, 0.5f};
-    q->s = (vx_t3_sampling){0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, NULL, NULL};
-    q->ts = (vx_turbo_sampling){0.8f, 1000, 0.95f, 1.2f, want - 1, 0, NULL, NULL, NULL, VX_SPEC_AUTO};
+    q->s = (vx_t3_sampling){0.8f, 0.5f, 0.05f, 1.0f, 1.2f, want, 0, NULL, NULL, speculate};
+    q->ts = (vx_turbo_sampling){0.8f, 1000, 0.95f, 1.2f, want - 1, 0, NULL, NULL, NULL, speculate};
     return tg ? vx_t3_gpt2_batch_new(tg, slots, (vx_t3_gpt2_batch **)&q->b, err)
               : vx_t3_batch_new(t3, slots, (vx_t3_batch **)&q->b, err);
 }
@@ -690,12 +690,14 @@ static void serve_batch_free(serve_batch *q) {
 int bench_serve(int argc, char **argv) {
     int synthetic = 0, threads = 0;
     float seconds = 4.0f;
-    const char *levels = "1,2,4,8", *precision = NULL, *variant_s = "english";
+    const char *levels = "1,2,4,8", *precision = NULL, *variant_s = "english", *speculate_s = NULL;
     const cli_opt opts[] = {
         {"--synthetic", CLI_FLAG, &synthetic, "random weights at the release's dimensions (required)", 0, -1},
         {"--variant", CLI_STR, &variant_s, "english (default), mtl, turbo or nano", 0, -1},
         {"--concurrency", CLI_STR, &levels, "comma-separated request counts (1,2,4,8)", 0, -1},
         {"--seconds", CLI_FLOAT, &seconds, "speech per request in seconds (4)", 0.04, 40},
+        {"--speculate", CLI_STR, &speculate_s, CLI_SPECULATE_HELP " (a lone request speculates; batched ones step plainly)",
+         0, -1},
         {"--precision", CLI_STR, &precision, CLI_PRECISION_HELP, 0, -1},
         {"--threads", CLI_INT, &threads, "worker threads (default: physical cores)", 1, 1024},
     };
@@ -711,6 +713,8 @@ int bench_serve(int argc, char **argv) {
     if ((r = bench_common_args(synthetic, &threads, precision, &prec))) return r;
     const int variant = bench_parse_variant(variant_s);
     if (variant < 0) return cli_error("bench", "--variant must be english, mtl, turbo or nano"), 2;
+    int speculate;
+    if (cli_speculate("bench", speculate_s, &speculate)) return 2;
     const int gpt2 = variant == BENCH_TURBO || variant == BENCH_NANO, steps = gpt2 ? 2 : 10;
     int64_t lv[16];
     const int nlv = bench_parse_positions(levels, lv, 16, 64);
@@ -745,6 +749,7 @@ int bench_serve(int argc, char **argv) {
            "request\n",
            bench_variant_name(variant), gpt2 ? "GPT-2 " : "", gpt2 ? "MeanFlow " : "", vx_precision_describe(prec),
            threads, want, seconds);
+    printf("speculate: %s (a lone request may speculate; a batch of several steps plainly)\n", vx_spec_name(speculate));
     int64_t *tok64 = malloc(sizeof(int64_t) * (size_t)(want + 3));
     int32_t *ref = NULL;
     if (!tok64) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
@@ -767,7 +772,7 @@ int bench_serve(int argc, char **argv) {
         vx_rng *rngs = calloc((size_t)N, sizeof *rngs);
         int *ids = calloc((size_t)N, sizeof *ids);
         if (!rngs || !ids) st = vx_fail(&err, VOCIS_E_NOMEM, "out of memory");
-        if (!st) st = serve_batch_new(&q, gpt2 ? NULL : &t3, gpt2 ? &tg : NULL, want, N, &err);
+        if (!st) st = serve_batch_new(&q, gpt2 ? NULL : &t3, gpt2 ? &tg : NULL, want, speculate, N, &err);
         const double t0 = vx_now_s();
         for (int k = 0; k < N && !st; k++) {
             vx_rng_seed(&rngs[k], 1000 + (uint64_t)k);
