@@ -141,7 +141,7 @@ static vocis_status llama_take(void *b, int id, void *out, vx_err *err) {
 }
 static void llama_drop(void *b, int id) { vx_t3_batch_drop(b, id); }
 static const vx_batch_ops llama_ops = {llama_create, llama_destroy, llama_add,  llama_free_slots,
-                                    llama_done,   llama_step,    llama_take, llama_drop};
+                                       llama_done,   llama_step,    llama_take, llama_drop};
 
 vocis_status vx_api_t3_generate(vocis_model *m, const vx_t3_cond *c, const int32_t *ids, int n_ids,
                                 const vx_t3_sampling *s, vx_rng *rng, int32_t **tokens, int *n_tokens, vx_err *err) {
@@ -169,7 +169,7 @@ static vocis_status gpt2_take(void *b, int id, void *out, vx_err *err) {
 }
 static void gpt2_drop(void *b, int id) { vx_t3_gpt2_batch_drop(b, id); }
 static const vx_batch_ops gpt2_ops = {gpt2_create, gpt2_destroy, gpt2_add,  gpt2_free_slots,
-                                   gpt2_done,   gpt2_step,    gpt2_take, gpt2_drop};
+                                      gpt2_done,   gpt2_step,    gpt2_take, gpt2_drop};
 
 vocis_status vx_api_turbo_t3_batched(vocis_model *m, const vx_t3_gpt2_req *r, int32_t **tokens, int *n_tokens,
                                      vx_err *err) {

@@ -32,7 +32,9 @@ typedef struct vx_family {
      * also after a failed open */
     vocis_status (*open)(vocis_model *m, const vocis_open_options *o);
     void (*close)(vocis_model *m);
-    const char *(*kind)(const vocis_model *m); /* vocis_model_kind */
+    /* vocis_model_kind: kind_name, or kind(m) where the folder decides (Turbo / Nano) */
+    const char *kind_name;
+    const char *(*kind)(const vocis_model *m);
     /* the LM's KV cache in bf16 (vocis_open_options.kv_cache); NULL: f32 only */
     void (*kv_bf16)(vocis_model *m);
     /* the voice-prefix cache of vocis_open_options.voice_cache_mb (bytes, 0 = none) */
@@ -69,6 +71,9 @@ extern const vx_family vx_family_chatterbox, vx_family_mtl, vx_family_turbo, vx_
 /* A handle whose open failed or never named a folder: it loads and saves Chatterbox voice files
  * (which need no weights) and refuses the rest. */
 extern const vx_family vx_family_none;
+
+/* vocis_model_kind of m ("" for vx_family_none). */
+const char *vx_family_kind(const vocis_model *m);
 
 /* The family whose folder dir is, NULL when none claims it. */
 const vx_family *vx_family_of_folder(const char *dir);

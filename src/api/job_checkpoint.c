@@ -23,7 +23,7 @@ static void hash_file(vx_hash *h, const char *path, off_t size) {
 vocis_status vx_api_model_fingerprint(const vocis_model *m, uint64_t *out) {
     vx_hash h;
     vx_hash_init(&h);
-    vx_hash_str(&h, m->family->kind(m));
+    vx_hash_str(&h, vx_family_kind(m));
     vx_hash_update(&h, &m->cfg, sizeof m->cfg);
     if (m->vv) vx_hash_update(&h, &m->vv->cfg, sizeof m->vv->cfg);
     struct dirent **names = NULL;

@@ -87,7 +87,7 @@ void vocis_model_close(vocis_model *m) {
     free(m);
 }
 
-const char *vocis_model_kind(const vocis_model *m) { return m ? m->family->kind(m) : ""; }
+const char *vocis_model_kind(const vocis_model *m) { return m ? vx_family_kind(m) : ""; }
 
 int vocis_model_precision(const vocis_model *m, int part) {
     if (!m) return 0;

@@ -63,11 +63,6 @@ void vx_api_cb_close(vocis_model *m) {
     vx_tokenizer_free(m->tok);
 }
 
-static const char *kind(const vocis_model *m) {
-    (void)m;
-    return "chatterbox";
-}
-
 void vx_api_cb_kv_bf16(vocis_model *m) { vx_tf_set_kv(&m->t3.tf, VX_KV_BF16); }
                        
                        vocis_status vx_api_cb_set_voice_cache(vocis_model *m, size_t max_bytes) {
@@ -111,7 +106,7 @@ static const char *voice_family(const char *kind) {
 }
 
 static vocis_status check_voice_kind(vocis_model *m, const char *path, const char *made_for) {
-    const char *kind = m->family->kind(m);
+    const char *kind = vx_family_kind(m);
     if (!made_for[0] || !kind[0] || !strcmp(voice_family(made_for), voice_family(kind))) return VOCIS_OK;
     return vx_fail(vx_api_err(m), VOCIS_E_INVALID, "%s was made for %s; this model is %s: clone the recording again with this model",
                    path, made_for, kind);
@@ -219,7 +214,7 @@ vocis_status vx_api_cb_voice_save(vocis_model *m, const vocis_voice *v, const ch
     int k = 0;
     meta[k++] = "vocis_version";
     meta[k++] = VOCIS_VERSION;
-    const char *made_by = v->src.model_kind[0] ? v->src.model_kind : m->family->kind(m);
+    const char *made_by = v->src.model_kind[0] ? v->src.model_kind : vx_family_kind(m);
     if (made_by[0]) {
         meta[k++] = "vocis_model_kind";
         meta[k++] = made_by;
@@ -249,14 +244,19 @@ vocis_status vx_api_cb_voice_save(vocis_model *m, const vocis_voice *v, const ch
 /* Lazy loads may race when several threads speak with one model: one lock serialises them. */
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static vocis_status load_cloner_locked(vocis_model *m) {
-    if (m->has_cloner) return VOCIS_OK;
+/* The S3Gen weights that cloning and speech share (Turbo / Nano: the MeanFlow file), opened once. */
+static vocis_status open_s3gen_weights_locked(vocis_model *m) {
+    if (m->s3gen_w) return VOCIS_OK;
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", m->dir, m->turbo ? "s3gen_meanflow.safetensors" : "s3gen.safetensors");
-    if (!m->s3gen_w) {
-        VX_TRY(vx_cb_weights_open_path(path, &m->s3gen_w, vx_api_err(m))); /* or s3gen.pt */
-        vx_weights_set_precision(m->s3gen_w, m->precision_flow);
-    }
+    VX_TRY(vx_cb_weights_open_path(path, &m->s3gen_w, vx_api_err(m))); /* or s3gen.pt */
+    vx_weights_set_precision(m->s3gen_w, m->precision_flow);
+    return VOCIS_OK;
+}
+
+static vocis_status load_cloner_locked(vocis_model *m) {
+    if (m->has_cloner) return VOCIS_OK;
+    VX_TRY(open_s3gen_weights_locked(m));
     VX_TRY(vx_cb_cloner_load(&m->cloner, m->dir, m->s3gen_w, &m->cfg, m->is_vc, vx_api_err(m)));
     if (m->turbo) m->cloner.t3_seconds = VX_TURBO_T3_SECONDS; /* ENC_COND_LEN 15 s */
     m->has_cloner = 1;
@@ -288,7 +288,7 @@ static vocis_status clone_24k(vocis_model *m, const float *wav, int64_t n, const
         return vx_fail(vx_api_err(m), VOCIS_E_NOMEM, "out of memory");
     }
     v->src = *src;
-    snprintf(v->src.model_kind, sizeof v->src.model_kind, "%s", m->family->kind(m));
+    snprintf(v->src.model_kind, sizeof v->src.model_kind, "%s", vx_family_kind(m));
     vocis_status st = vx_cb_clone(&m->cloner, wav, n, exaggeration, &v->conds, NULL, v->src.warning,
                                   sizeof v->src.warning, m->threads, vx_api_err(m));
     free(norm);
@@ -423,12 +423,7 @@ vocis_status vx_api_load_cloner(vocis_model *m) {
 
 static vocis_status load_s3gen_locked(vocis_model *m) {
     if (m->flow && m->hift) return VOCIS_OK;
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", m->dir, m->turbo ? "s3gen_meanflow.safetensors" : "s3gen.safetensors");
-    if (!m->s3gen_w) {
-        VX_TRY(vx_cb_weights_open_path(path, &m->s3gen_w, vx_api_err(m))); /* or s3gen.pt */
-        vx_weights_set_precision(m->s3gen_w, m->precision_flow);
-    }
+    VX_TRY(open_s3gen_weights_locked(m));
     if (!m->flow) VX_TRY(vx_s3gen_flow_load(m->s3gen_w, &m->cfg, &m->flow, vx_api_err(m)));
     if (!m->hift) VX_TRY(vx_hift_load(m->s3gen_w, NULL, m->precision_vocoder, &m->hift, vx_api_err(m)));
     return VOCIS_OK;
@@ -692,7 +687,7 @@ const vx_family vx_family_chatterbox = {
     .detect = detect,
     .open = open_chatterbox,
     .close = vx_api_cb_close,
-    .kind = kind,
+    .kind_name = "chatterbox",
     .kv_bf16 = vx_api_cb_kv_bf16,
     .set_voice_cache = vx_api_cb_set_voice_cache,
     .voice_cache = vx_api_cb_voice_cache,
@@ -706,11 +701,6 @@ const vx_family vx_family_chatterbox = {
     .convert = vx_api_cb_convert,
 };
 
-static const char *no_kind(const vocis_model *m) {
-    (void)m;
-    return "";
-}
-
 static vocis_status voice_file_load(vocis_model *m, const char *path, vocis_voice **out) {
     if (!path) return vx_fail(vx_api_err(m), VOCIS_E_ARG, "no model folder is open: give a voice file");
     const vx_voice_file vf = vx_api_voice_file(path, vx_api_err(m));
@@ -723,7 +713,7 @@ static vocis_status voice_file_load(vocis_model *m, const char *path, vocis_voic
 const vx_family vx_family_none = {
     .name = "no model",
     .close = vx_api_cb_close,
-    .kind = no_kind,
+    .kind_name = "",
     .voice_load = voice_file_load,
     .voice_save = vx_api_cb_voice_save,
 };

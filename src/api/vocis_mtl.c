@@ -69,11 +69,6 @@ static void close_mtl(vocis_model *m) {
     vx_mtl_text_free(m->mtl);
 }
 
-static const char *kind(const vocis_model *m) {
-    (void)m;
-    return "chatterbox-multilingual";
-}
-
 static const char *languages(const vocis_model *m) {
     (void)m;
     return vx_mtl_language_list();
@@ -86,7 +81,7 @@ const vx_family vx_family_mtl = {
     .detect = vx_mtl_is_folder,
     .open = open_mtl,
     .close = close_mtl,
-    .kind = kind,
+    .kind_name = "chatterbox-multilingual",
     .kv_bf16 = vx_api_cb_kv_bf16,
     .set_voice_cache = vx_api_cb_set_voice_cache,
     .voice_cache = vx_api_cb_voice_cache,

@@ -280,18 +280,13 @@ static void speak_defaults(const vocis_model *m, vocis_speak_options *o) {
     o->vv.diffusion_steps = 5;
 }
 
-static const char *kind(const vocis_model *m) {
-    (void)m;
-    return "vibevoice-realtime";
-}
-
 const vx_family vx_family_rt = {
     .name = "VibeVoice-Realtime",
     .parts = VX_FAMILY_LM,
     .detect = detect,
     .open = open_rt,
     .close = close_rt,
-    .kind = kind,
+    .kind_name = "vibevoice-realtime",
     .voice_load = voice_load,
     .voice_save = voice_save,
     .speak_defaults = speak_defaults,

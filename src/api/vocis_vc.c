@@ -89,11 +89,6 @@ static vocis_status open_vc(vocis_model *m, const vocis_open_options *o) {
     return vx_cb_config_load(&m->cfg, m->dir, o ? o->config_path : NULL, vx_api_err(m));
 }
 
-static const char *kind(const vocis_model *m) {
-    (void)m;
-    return "chatterbox-vc";
-}
-
 static void kv_none(vocis_model *m) { (void)m; } /* no LM, no KV cache: any storage will do */
 
 const vx_family vx_family_vc = {
@@ -102,7 +97,7 @@ const vx_family vx_family_vc = {
     .detect = detect,
     .open = open_vc,
     .close = vx_api_cb_close,
-    .kind = kind,
+    .kind_name = "chatterbox-vc",
     .kv_bf16 = kv_none,
     .voice_load = vx_api_cb_voice_load,
     .voice_save = vx_api_cb_voice_save,

@@ -361,11 +361,6 @@ static void close_vv(vocis_model *m) {
     m->vv = NULL;
 }
 
-static const char *kind(const vocis_model *m) {
-    (void)m;
-    return "vibevoice";
-}
-
 static void kv_bf16(vocis_model *m) { vx_tf_set_kv(&m->vv->lm.tf, VX_KV_BF16); }
 
 const vx_family vx_family_vv = {
@@ -375,7 +370,7 @@ const vx_family vx_family_vv = {
     .detect = detect,
     .open = open_vv,
     .close = close_vv,
-    .kind = kind,
+    .kind_name = "vibevoice",
     .kv_bf16 = kv_bf16,
     .voice_load = voice_load,
     .speak = speak,

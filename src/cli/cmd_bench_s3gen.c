@@ -359,6 +359,28 @@ int bench_s3gen(int argc, char **argv) {
 /* Turbo / Nano T3 on the bench's fixed request: the voice's 375 prompt tokens (a 15 s
  * reference), 40 text tokens, upstream generate()'s sampling defaults; `want` draws (the
  * caller disables the stop token). */
+/* The variant's T3 on random weights at the release's dimensions, its stop token disabled (every
+ * request draws exactly the tokens asked for) and the default 256 MiB voice cache. */
+static vocis_status bench_t3_synthetic(int variant, vx_dtype dt, int prec, vx_t3 *t3, vx_t3_gpt2 *tg, vx_err *err) {
+    vocis_status st;
+    if (variant == BENCH_TURBO || variant == BENCH_NANO) {
+        st = vx_t3_gpt2_synthetic(tg, variant == BENCH_NANO, dt, vx_precision_resolve(prec), 1234, err);
+        if (!st) tg->cfg.stop_speech_token = -1;
+        if (!st) st = vx_t3_gpt2_set_voice_cache(tg, (size_t)256 << 20, err);
+        return st;
+    }
+    vx_cb_config cfg;
+    vx_cb_config_default(&cfg);
+    vx_weights *w = NULL;
+    st = vx_t3_synthetic_weights_vocab(dt, 1234, variant == BENCH_MTL ? VX_T3_MTL_TEXT_VOCAB : 704, &w, err);
+    if (!st) vx_weights_set_precision(w, vx_precision_resolve(prec));
+    if (!st && (st = vx_t3_init(t3, w, &cfg, err)) == VOCIS_OK) t3->w = w;
+    else vx_weights_close(w);
+    if (!st) t3->cfg.stop_speech_token = -1;
+    if (!st) st = vx_t3_set_voice_cache(t3, (size_t)256 << 20, err);
+    return st;
+}
+
 static vocis_status speak_t3_gpt2(const vx_t3_gpt2 *t, int want, int speculate, int (*on_token)(void *, int, int32_t),
                                   void *user, vx_rng *rng, int threads, int32_t **toks, int *nt, vx_err *err) {
     enum { TEXT = 40, PROMPT = 375 };
@@ -541,22 +563,7 @@ int bench_speak(int argc, char **argv) {
     vx_t3_gpt2 tg = {0};
     acoustic a = {0};
     double t0 = vx_now_s();
-    vocis_status st;
-    if (gpt2) {
-        st = vx_t3_gpt2_synthetic(&tg, variant == BENCH_NANO, dt, vx_precision_resolve(prec), 1234, &err);
-        if (!st) tg.cfg.stop_speech_token = -1; /* exactly `want` draws */
-        if (!st) st = vx_t3_gpt2_set_voice_cache(&tg, (size_t)256 << 20, &err);
-    } else {
-        vx_cb_config cfg;
-        vx_cb_config_default(&cfg);
-        vx_weights *w = NULL;
-        st = vx_t3_synthetic_weights_vocab(dt, 1234, variant == BENCH_MTL ? VX_T3_MTL_TEXT_VOCAB : 704, &w, &err);
-        if (!st) vx_weights_set_precision(w, vx_precision_resolve(prec));
-        if (!st && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
-        else vx_weights_close(w);
-        if (!st) t3.cfg.stop_speech_token = -1; /* exactly `want` draws */
-        if (!st) st = vx_t3_set_voice_cache(&t3, (size_t)256 << 20, &err);
-    }
+    vocis_status st = bench_t3_synthetic(variant, dt, prec, &t3, &tg, &err); /* exactly `want` draws */
     if (st) return cli_error("bench", "%s", err.msg);
     if ((st = acoustic_new(&a, VX_F32, prec, prompt_s, gpt2, &err))) {
         acoustic_free(&a);
@@ -724,20 +731,9 @@ int bench_serve(int argc, char **argv) {
     vx_t3 t3 = {0};
     vx_t3_gpt2 tg = {0};
     acoustic a = {0};
-    vocis_status st;
-    if (gpt2) {
-        st = vx_t3_gpt2_synthetic(&tg, variant == BENCH_NANO, VX_F32, vx_precision_resolve(prec), 1234, &err);
-        if (!st) tg.cfg.stop_speech_token = -1; /* every request makes exactly `want` tokens */
-    } else {
-        vx_cb_config cfg;
-        vx_cb_config_default(&cfg);
-        vx_weights *w = NULL;
-        st = vx_t3_synthetic_weights_vocab(VX_F32, 1234, variant == BENCH_MTL ? VX_T3_MTL_TEXT_VOCAB : 704, &w, &err);
-        if (!st) vx_weights_set_precision(w, vx_precision_resolve(prec));
-        if (!st && (st = vx_t3_init(&t3, w, &cfg, &err)) == VOCIS_OK) t3.w = w;
-        else vx_weights_close(w);
-        if (!st) t3.cfg.stop_speech_token = -1;
-    }
+    /* every request makes exactly `want` tokens; as a server, the voice's conditioning prefix is
+     * computed once (the default voice cache) */
+    vocis_status st = bench_t3_synthetic(variant, VX_F32, prec, &t3, &tg, &err);
     if (!st) st = acoustic_new(&a, VX_F32, prec, 10.0, gpt2, &err);
     if (st) {
         acoustic_free(&a);
@@ -762,10 +758,7 @@ int bench_serve(int argc, char **argv) {
         vx_rng_seed(&rng, 0);
         st = acoustic_run(&a, tok64, ns, steps, &rng, threads, &at, &err);
     }
-    /* as a server: the voice's conditioning prefix is computed once (the default voice cache), by an
-     * untimed first request whose tokens the later levels' request 0 must repeat */
-    if (!st) st = gpt2 ? vx_t3_gpt2_set_voice_cache(&tg, (size_t)256 << 20, &err)
-                       : vx_t3_set_voice_cache(&t3, (size_t)256 << 20, &err);
+    /* an untimed first request fills the voice cache; the later levels' request 0 must repeat its tokens */
     for (int li = -1; li < nlv && !st; li++) {
         const int N = li < 0 ? 1 : (int)lv[li];
         serve_batch q;

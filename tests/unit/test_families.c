@@ -52,8 +52,8 @@ static void check_tables(void) {
     CHECK(n >= 6);
     for (int i = 0; i < n; i++) {
         const vx_family *f = all[i];
-        CHECK_MSG(f->name && f->detect && f->open && f->close && f->kind, "family %d (%s) lacks an entry", i,
-                  f->name ? f->name : "?");
+        CHECK_MSG(f->name && f->detect && f->open && f->close && (f->kind || f->kind_name),
+                  "family %d (%s) lacks an entry", i, f->name ? f->name : "?");
         CHECK_MSG(f->speak || f->convert, "%s can neither speak nor convert", f->name);
         CHECK_MSG(!f->clone_samples == !f->clone, "%s: clone and clone_samples come together", f->name);
         CHECK_MSG(!f->set_voice_cache == !f->voice_cache, "%s: voice cache setter without getter", f->name);
