@@ -41,6 +41,7 @@ static vocis_status open_rt(vocis_model *m, const vocis_open_options *o) {
 }
 
 static void close_rt(vocis_model *m) {
+    vx_api_engine_free(m);
     if (!m->rt) return;
     vx_rt_model_free(m->rt);
     free(m->rt);
@@ -183,8 +184,9 @@ static int rt_on_audio(void *user, const float *pcm, int64_t n) {
     return st->o.on_audio ? st->o.on_audio(st->o.user, pcm, (size_t)n, 24000) : 0;
 }
 
-static vocis_status stream_open(vocis_model *m, const vocis_voice *voice, const vocis_speak_options *opts,
-                                vocis_stream **out) {
+/* batched: the session only takes the text; the model's batch runs its windows (speak) */
+static vocis_status open_session(vocis_model *m, const vocis_voice *voice, const vocis_speak_options *opts,
+                                 int batched, vocis_stream **out) {
     vx_err *err = vx_api_err(m);
     VX_TRY(vx_api_refuse_checkpoint(m, opts, "text streaming"));
     if (!voice || !voice->rt_preset)
@@ -217,6 +219,7 @@ static vocis_status stream_open(vocis_model *m, const vocis_voice *voice, const 
     g.on_audio = rt_on_audio;
     g.user = s;
     g.nthreads = m->threads;
+    g.batched = batched;
     s->p.n_chunks = 1;
     s->line = 1;
     if ((st = vx_rt_session_new(m->rt, voice->rt_preset, &g, &s->s, err))) {
@@ -233,11 +236,17 @@ vocis_status vocis_stream_push(vocis_stream *s, const char *text, size_t len) {
     return push_text(s, text, len, 0);
 }
 
-vocis_status vocis_stream_finish(vocis_stream *s, vocis_audio *out) {
-    vx_err_clear(vx_api_err(s->m));
-    if (out) memset(out, 0, sizeof *out);
+static vocis_status stream_open(vocis_model *m, const vocis_voice *voice, const vocis_speak_options *opts,
+                                vocis_stream **out) {
+    return open_session(m, voice, opts, 0, out);
+}
+
+static vocis_status finish_text(vocis_stream *s) {
     VX_TRY(push_text(s, NULL, 0, 1));
-    VX_TRY(vx_rt_session_finish(s->s, vx_api_err(s->m)));
+    return vx_rt_session_finish(s->s, vx_api_err(s->m));
+}
+
+static vocis_status take_audio(vocis_stream *s, vocis_audio *out) {
     if (s->kept == 0)
         return vx_fail(vx_api_err(s->m), VOCIS_E_INVALID,
                        "VibeVoice-Realtime produced no audio: the model ended the speech before its first frame "
@@ -251,6 +260,13 @@ vocis_status vocis_stream_finish(vocis_stream *s, vocis_audio *out) {
     return VOCIS_OK;
 }
 
+vocis_status vocis_stream_finish(vocis_stream *s, vocis_audio *out) {
+    vx_err_clear(vx_api_err(s->m));
+    if (out) memset(out, 0, sizeof *out);
+    VX_TRY(finish_text(s));
+    return take_audio(s, out);
+}
+
 int vocis_stream_done(const vocis_stream *s) { return s && vx_rt_session_done(s->s); }
 
 void vocis_stream_close(vocis_stream *s) {
@@ -259,15 +275,76 @@ void vocis_stream_close(vocis_stream *s) {
     free(s);
 }
 
-/* The text at once; the audio is kept anyway (out NULL only drops it at the end). */
+/* ---- the model's batch: concurrent speak calls' sessions step together (engine.c) ---- */
+
+typedef struct rt_batch {
+    vx_rt_session *slot[VX_ENGINE_SLOTS]; /* owned by their speak calls */
+} rt_batch;
+
+static vocis_status rtb_create(vocis_model *m, void **b, vx_err *err) {
+    (void)m;
+    if (!(*b = calloc(1, sizeof(rt_batch)))) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    return VOCIS_OK;
+}
+
+static void rtb_destroy(void *b) { free(b); }
+
+static vocis_status rtb_add(void *b, const void *req, int nthreads, int *id, vx_err *err) {
+    rt_batch *v = b;
+    (void)nthreads;
+    int i = 0;
+    while (i < VX_ENGINE_SLOTS && v->slot[i]) i++;
+    if (i == VX_ENGINE_SLOTS) return vx_fail(err, VOCIS_E_ARG, "every batch slot is taken");
+    v->slot[i] = (vx_rt_session *)req;
+    *id = i;
+    return VOCIS_OK;
+}
+
+static int rtb_free_slots(const void *b) {
+    const rt_batch *v = b;
+    int n = 0;
+    for (int i = 0; i < VX_ENGINE_SLOTS; i++) n += !v->slot[i];
+    return n;
+}
+
+static int rtb_done(const void *b, int id) { return !vx_rt_session_ready(((const rt_batch *)b)->slot[id]); }
+
+static vocis_status rtb_step(void *b, int nthreads, vx_err *err) {
+    rt_batch *v = b;
+    vx_rt_session *live[VX_ENGINE_SLOTS];
+    int n = 0;
+    for (int i = 0; i < VX_ENGINE_SLOTS; i++)
+        if (v->slot[i] && vx_rt_session_ready(v->slot[i])) live[n++] = v->slot[i];
+    return vx_rt_sessions_step(live, n, nthreads, err);
+}
+
+static vocis_status rtb_take(void *b, int id, void *out, vx_err *err) {
+    rt_batch *v = b;
+    (void)out;
+    const vocis_status st = vx_rt_session_status(v->slot[id], err);
+    v->slot[id] = NULL;
+    return st;
+}
+
+static void rtb_drop(void *b, int id) { ((rt_batch *)b)->slot[id] = NULL; }
+
+static const vx_batch_ops rt_ops = {rtb_create, rtb_destroy, rtb_add, rtb_free_slots,
+                                    rtb_done,   rtb_step,    rtb_take, rtb_drop};
+
+/* The text at once, its windows stepped in the model's batch (the same samples as a stream of the
+ * whole text, whatever other calls run beside it); the audio is kept anyway (out NULL only drops
+ * it at the end). */
 static vocis_status speak(vocis_model *m, const vocis_voice *voice, const char *text, const vocis_speak_options *opts,
                           vocis_audio *out) {
     VX_TRY(vx_api_refuse_checkpoint(m, opts, "VibeVoice-Realtime"));
-    vocis_stream *s;
-    VX_TRY(stream_open(m, voice, opts, &s));
+    vocis_stream *s = NULL;
+    VX_TRY(open_session(m, voice, opts, 1, &s));
     vocis_status st = vocis_stream_push(s, text, strlen(text));
+    if (!st) st = finish_text(s);
+    if (!st) st = vx_api_engine_run(m, &rt_ops, s->s, NULL, vx_api_err(m));
     vocis_audio kept;
-    if (!st) st = vocis_stream_finish(s, out ? out : &kept);
+    if (out) memset(out, 0, sizeof *out);
+    if (!st) st = take_audio(s, out ? out : &kept);
     if (!st && !out) vocis_audio_free(&kept);
     vocis_stream_close(s);
     return st;
@@ -292,4 +369,5 @@ const vx_family vx_family_rt = {
     .speak_defaults = speak_defaults,
     .speak = speak,
     .stream_open = stream_open,
+    .batches = 1,
 };

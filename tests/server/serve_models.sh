@@ -34,7 +34,7 @@ req "GET /v1/models" 200 "" "$URL/v1/models"
 cp "$SCRATCH/body" "$SCRATCH/models.json"
 for k in '"id":"mtl","object":"model","created":0,"owned_by":"vocis","kind":"chatterbox-multilingual","batch":4' \
          '"id":"turbo","object":"model","created":0,"owned_by":"vocis","kind":"chatterbox-turbo","batch":4' \
-         '"id":"rt","object":"model","created":0,"owned_by":"vocis","kind":"vibevoice-realtime","batch":1' \
+         '"id":"rt","object":"model","created":0,"owned_by":"vocis","kind":"vibevoice-realtime","batch":4' \
          '"id":"ckpt","object":"model","created":0,"owned_by":"vocis","kind":"chatterbox","batch":4'; do
     grep -qF "$k" "$SCRATCH/models.json" && ok "models: ${k%%,\"object*}: kind and batch" || bad "models lack $k: $(cat "$SCRATCH/models.json")"
 done
@@ -117,15 +117,19 @@ speak --model "$TURBO" --text "$T" --seed 3 --top-k 5 -o "$SCRATCH/turbo_cli.wav
 post "Turbo top_k 5" "{\"model\":\"turbo\",\"input\":\"$T\",\"seed\":3,\"top_k\":5,\"response_format\":\"wav\"}"
 cmp -s "$SCRATCH/body" "$SCRATCH/turbo_cli.wav" && ok "Turbo top_k = vocis speak --top-k" || bad "Turbo top_k WAV differs"
 
-# /metrics: each model's batch (issue 23 item 3): the Turbo requests above were stepped, none is left in it
+# /metrics: each model's batch (issue 23 item 3): the Turbo and Realtime requests above were stepped, none is
+# left in them
 curl -s "$URL/metrics" >"$SCRATCH/metrics"
 tsteps=$(sed -n 's/^vocis_batch_steps_total{model="turbo"} //p' "$SCRATCH/metrics")
 trows=$(sed -n 's/^vocis_batch_rows_total{model="turbo"} //p' "$SCRATCH/metrics")
 tact=$(sed -n 's/^vocis_batch_active{model="turbo"} //p' "$SCRATCH/metrics")
 rtsteps=$(sed -n 's/^vocis_batch_steps_total{model="rt"} //p' "$SCRATCH/metrics")
-[ "${tsteps:-0}" -gt 0 ] && [ "${trows:-0}" -ge "${tsteps:-0}" ] && [ "$tact" = 0 ] && [ "$rtsteps" = 0 ] \
-    && ok "/metrics: turbo batch $tsteps steps, $trows rows, $tact active; rt (not batched) 0 steps" \
-    || bad "batch metrics: turbo steps='$tsteps' rows='$trows' active='$tact', rt steps='$rtsteps'"
+rtrows=$(sed -n 's/^vocis_batch_rows_total{model="rt"} //p' "$SCRATCH/metrics")
+rtact=$(sed -n 's/^vocis_batch_active{model="rt"} //p' "$SCRATCH/metrics")
+[ "${tsteps:-0}" -gt 0 ] && [ "${trows:-0}" -ge "${tsteps:-0}" ] && [ "$tact" = 0 ] && [ "${rtsteps:-0}" -gt 0 ] \
+    && [ "${rtrows:-0}" -ge "${rtsteps:-0}" ] && [ "$rtact" = 0 ] \
+    && ok "/metrics: turbo batch $tsteps steps, $trows rows, $tact active; rt $rtsteps steps, $rtrows rows" \
+    || bad "batch metrics: turbo steps='$tsteps' rows='$trows' active='$tact', rt steps='$rtsteps' rows='$rtrows' active='$rtact'"
 
 # ---- item 15: one table of limits: the CLI and the server refuse and accept the same values.
 # json-name cli-flag just-below min max just-above ("accepted" = got past the option checks:

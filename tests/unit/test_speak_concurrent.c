@@ -1,6 +1,7 @@
 /* Several threads calling vocis_speak on ONE model at once: their steps run as one batched
  * forward (api/engine.c: the Llama CFG-pair batch of English, the single-row GPT-2 batch of
- * Turbo and Nano, the LM pairs of VibeVoice's generations), and each seeded call returns exactly
+ * Turbo and Nano, the LM pairs of VibeVoice's generations, the upper-stack pairs of Realtime's
+ * sessions), and each seeded call returns exactly
  * the samples it returns alone -- also when a neighbour is cancelled half-way. */
 #include <pthread.h>
 #include <stdio.h>
@@ -23,7 +24,7 @@ typedef struct job {
     int together;
     int cancel_after; /* > 0: cancel at that progress report */
     int reports;
-    int vv;
+    const int *seeds; /* NULL: 10 + k */
 } job;
 
 static pthread_barrier_t start; /* the threads call at once, so that their steps overlap */
@@ -39,10 +40,9 @@ static void *run(void *p) {
     if (j->together) pthread_barrier_wait(&start);
     vocis_speak_options o;
     vocis_speak_options_for_model(j->m, &o);
-    /* VibeVoice: seeds with which the tiny model speaks these texts, 1 to 4.5 s (others end at once) */
-    static const int vv_seed[N] = {10, 13, 14, 8};
-    o.t3.seed = j->vv ? vv_seed[j->k] : 10 + j->k;
+    o.t3.seed = j->seeds ? j->seeds[j->k] : 10 + j->k;
     o.t3.max_new_tokens = 120;
+    o.vv.max_seconds = 4.0f;
     o.on_progress = progress;
     o.user = j;
     j->st = vocis_speak(j->m, j->v, texts[j->k], &o, &j->a);
@@ -66,8 +66,9 @@ static void check_same(const char *folder, const char *what, const job *alone, c
               together->a.n, alone->a.n);
 }
 
-/* voice_files: NULL for the folder's built-in voice, else one recording per request (VibeVoice) */
-static void check_model(const char *folder, const char *const *voice_files) {
+/* voice_files: NULL for the folder's built-in voice, else one recording / preset per request (VibeVoice);
+ * seeds: NULL for 10 + k */
+static void check_model(const char *folder, const char *const *voice_files, const int *seeds) {
     vocis_open_options oo = {2, NULL, VOCIS_PRECISION_EXACT};
     vocis_model *m;
     if (vocis_model_open(tl_path(folder), &oo, &m) != VOCIS_OK) {
@@ -85,7 +86,7 @@ static void check_model(const char *folder, const char *const *voice_files) {
     }
     job alone[N], together[N], cancel[N];
     for (int k = 0; k < N; k++) {
-        alone[k] = (job){m, v[k], k, {0}, 0, 0, 0, 0, voice_files != NULL};
+        alone[k] = (job){m, v[k], k, {0}, 0, 0, 0, 0, seeds};
         run(&alone[k]);
         CHECK_MSG(alone[k].st == VOCIS_OK, "%s: %s", folder, vocis_errmsg(m));
     }
@@ -93,18 +94,19 @@ static void check_model(const char *folder, const char *const *voice_files) {
     vocis_batch_stats_get(m, &solo); /* one request at a time: one row per step */
     CHECK_MSG(solo.steps > 0 && solo.rows == solo.steps && solo.active == 0, "%s: alone %lld steps, %lld rows, %d active",
               folder, (long long)solo.steps, (long long)solo.rows, solo.active);
-    for (int k = 0; k < N; k++) together[k] = (job){m, v[k], k, {0}, 0, 1, 0, 0, voice_files != NULL};
+    for (int k = 0; k < N; k++) together[k] = (job){m, v[k], k, {0}, 0, 1, 0, 0, seeds};
     run_together(together, N);
     vocis_batch_stats all;
     vocis_batch_stats_get(m, &all); /* together: steps that carried several requests */
     const int64_t steps = all.steps - solo.steps, rows = all.rows - solo.rows;
     CHECK_MSG(steps > 0 && rows > steps && rows <= (int64_t)N * steps && all.active == 0,
               "%s: together %lld steps, %lld rows, %d active", folder, (long long)steps, (long long)rows, all.active);
-    fprintf(stderr, "%s: %d requests at once: %lld steps, mean batch %.2f\n", folder, N, (long long)steps,
-            steps ? (double)rows / (double)steps : 0.0);
+    fprintf(stderr, "%s: %d requests at once: %lld steps, mean batch %.2f; samples %zu %zu %zu %zu\n", folder, N,
+            (long long)steps, steps ? (double)rows / (double)steps : 0.0, alone[0].a.n, alone[1].a.n, alone[2].a.n,
+            alone[3].a.n);
     for (int k = 0; k < N; k++) check_same(folder, "together", &alone[k], &together[k], k);
     /* the last request cancelled after a few reports: the others are unchanged */
-    for (int k = 0; k < N; k++) cancel[k] = (job){m, v[k], k, {0}, 0, 1, k == N - 1 ? 4 : 0, 0, voice_files != NULL};
+    for (int k = 0; k < N; k++) cancel[k] = (job){m, v[k], k, {0}, 0, 1, k == N - 1 ? 4 : 0, 0, seeds};
     run_together(cancel, N);
     CHECK_MSG(cancel[N - 1].st == VOCIS_E_CANCELLED, "%s: the cancelled request returned %d", folder,
               (int)cancel[N - 1].st);
@@ -126,9 +128,17 @@ int main(int argc, char **argv) {
     /* a recording per request (the tiny model speaks with voice_1 only; loaded four times) */
     static const char *const vv_voices[N] = {"vibevoice/inputs/voice_1.wav", "vibevoice/inputs/voice_1.wav",
                                              "vibevoice/inputs/voice_1.wav", "vibevoice/inputs/voice_1.wav"};
-    check_model("chatterbox/ckpt", NULL);
-    check_model("chatterbox-turbo/ckpt", NULL);
-    check_model("chatterbox-nano/ckpt", NULL);
-    check_model("vibevoice/model", vv_voices);
+    /* VibeVoice: seeds with which the tiny model speaks these texts, 1 to 4.5 s (others end at once) */
+    static const int vv_seeds[N] = {10, 13, 14, 8};
+    static const char *const rt_presets[N] = {
+        "vibevoice-realtime/voices/streaming_model/en-TinyAda_woman.pt",
+        "vibevoice-realtime/voices/streaming_model/en-TinyAda_woman.pt",
+        "vibevoice-realtime/voices/streaming_model/en-TinyAda_woman.pt",
+        "vibevoice-realtime/voices/streaming_model/en-TinyAda_woman.pt"};
+    check_model("chatterbox/ckpt", NULL, NULL);
+    check_model("chatterbox-turbo/ckpt", NULL, NULL);
+    check_model("chatterbox-nano/ckpt", NULL, NULL);
+    check_model("vibevoice/model", vv_voices, vv_seeds);
+    check_model("vibevoice-realtime/model", rt_presets, NULL);
     return tl_finish("test_speak_concurrent");
 }

@@ -440,6 +440,10 @@ struct vx_rt_session {
     int32_t *toks;
     int64_t ntok, ctok, consumed;
     int eos, capped, failed;
+    int mid, frame;   /* a window in progress, and its frames done */
+    int in_pair;      /* this step runs the session's pair */
+    vocis_status st;  /* its failure (err holds the message) */
+    vx_err err;
     vx_flist audio;
     vx_flist tr[TR_N];
 };
@@ -551,97 +555,181 @@ static vocis_status add_tokens(vx_rt_session *s, const int32_t *ids, int64_t n, 
 #define TRACE(i, ptr, n) \
     if (s->o.trace && vx_flist_add(&s->tr[i], ptr, n)) return vx_fail(err, VOCIS_E_NOMEM, "out of memory")
 
-/* One iteration of upstream's window loop. */
-static vocis_status run_window(vx_rt_session *s, vx_err *err) {
+/* Upstream's window loop, cut where the upper stack runs the positive/negative pair, so that
+ * several sessions' pairs can share one forward: a window is its text part (lower and upper stack
+ * on up to five tokens, the session's own forward) and six speech frames; each frame is
+ * frame_before_pair (diffusion, decode, connector, the audio), the pair forward, then
+ * frame_after_pair (final norm and the EOS check). s->mid: a window is in progress, s->frame of
+ * it done. */
+
+static int session_ready(const vx_rt_session *s) {
+    return !s->failed && (s->mid || (!vx_rt_session_done(s) &&
+                                     (s->ntok - s->consumed >= VX_RT_TEXT_WINDOW || s->text_done)));
+}
+
+static vocis_status window_text(vx_rt_session *s, int nt, vx_err *err) {
     const vx_rt_model *m = s->m;
-    const int64_t H = m->upper.dim, D = vx_vv_vae_dim(m->acoustic), hop = vx_vv_vae_hop(m->acoustic);
-    const int nt = s->o.nthreads;
+    const int64_t H = m->upper.dim;
     int64_t chunk = s->ntok - s->consumed;
     if (chunk > VX_RT_TEXT_WINDOW) chunk = VX_RT_TEXT_WINDOW;
-    if (chunk > 0) {
-        const int32_t *ids = s->toks + s->consumed;
-        s->consumed += chunk;
-        s->seq_len += chunk;
-        for (int64_t i = 0; i < chunk; i++) {
-            const float f = (float)ids[i];
-            TRACE(TR_SEQ, &f, 1);
-        }
-        if (s->seq_len > s->max_length) {
-            s->capped = 1;
-            return VOCIS_OK;
-        }
-        const size_t es = vx_dtype_size(m->embed.dtype);
-        for (int64_t i = 0; i < chunk; i++)
-            vx_to_f32(s->x + i * H, (const char *)m->embed.data + (size_t)ids[i] * (size_t)H * es, m->embed.dtype,
-                      (size_t)H);
-        VX_TRY(vx_tf_forward(&m->lower, &s->kl, (const int[]){0}, 1, chunk, s->x, nt, NULL, NULL, err));
-        TRACE(TR_LOWER, s->x, chunk * H);
-        for (int64_t i = 0; i < chunk; i++)
-            for (int64_t j = 0; j < H; j++) s->x[i * H + j] += m->types[H + j];
-        VX_TRY(vx_tf_forward(&m->upper, &s->ku, (const int[]){0}, 1, chunk, s->x, nt, NULL, NULL, err));
-        vx_tf_final_norm(&m->upper, s->hpos, s->x + (chunk - 1) * H, 1);
+    if (chunk <= 0) return VOCIS_OK;
+    const int32_t *ids = s->toks + s->consumed;
+    s->consumed += chunk;
+    s->seq_len += chunk;
+    for (int64_t i = 0; i < chunk; i++) {
+        const float f = (float)ids[i];
+        TRACE(TR_SEQ, &f, 1);
     }
-    for (int k = 0; k < VX_RT_SPEECH_WINDOW; k++) {
-        float noise[512];
-        vx_vv_sample_trace t = {.init_noise = noise};
-        const float *inj = s->o.inj_noise && s->noise_i < s->o.n_inj ? s->o.inj_noise + s->noise_i * 2 * D : NULL;
-        if (s->o.inj_noise && !inj && !s->o.rng)
-            return vx_fail(err, VOCIS_E_ARG, "injected noise ran out after %lld frames", (long long)s->o.n_inj);
-        VX_TRY(vx_vv_sample_latent(m->head, &s->dpm, s->hpos, s->hneg, s->o.cfg_scale, inj ? NULL : s->o.rng, inj,
-                                   s->lat, &t, nt, err));
-        s->noise_i++;
-        s->steps++;
-        for (int64_t i = 0; i < D; i++) s->z[i] = s->lat[i] / m->scaling - m->bias;
-        VX_TRY(vx_vv_vae_decode_step(m->acoustic, s->ast, s->z, s->pcm, nt, err));
-        const int keep = !s->eos;
-        VX_TRY(vx_vv_connector_run(&m->ac_conn, s->lat, 1, s->pair, nt, err));
-        TRACE(TR_NOISE, noise, 2 * D);
-        TRACE(TR_POS, s->hpos, H);
-        TRACE(TR_NEG, s->hneg, H);
-        TRACE(TR_LATENT, s->lat, D);
-        TRACE(TR_DEC_IN, s->z, D);
-        TRACE(TR_AUDIO, s->pcm, hop);
-        TRACE(TR_EMB, s->pair, H);
-        const float kf = (float)keep, one = 1.0f;
-        TRACE(TR_APPENDED, &kf, 1);
-        if (keep) {
-            if (vx_flist_add(&s->audio, s->pcm, hop)) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-            if (s->o.on_audio && s->o.on_audio(s->o.user, s->pcm, hop))
-                return vx_fail(err, VOCIS_E_CANCELLED, "cancelled");
-        }
-        if (s->o.max_samples > 0 && s->audio.n >= s->o.max_samples) {
-            s->capped = 1;
-            return VOCIS_OK;
-        }
-        s->seq_len++;
-        TRACE(TR_SEQ, &one, 1);
-        if (s->seq_len > s->max_length) break;
-        for (int64_t j = 0; j < H; j++) s->pair[j] += m->types[j];
-        memcpy(s->pair + H, s->pair, sizeof(float) * (size_t)H);
-        VX_TRY(vx_tf_forward(&m->upper, &s->ku, NULL, 2, 1, s->pair, nt, NULL, NULL, err));
-        vx_tf_final_norm(&m->upper, s->hpos, s->pair, 1);
-        vx_tf_final_norm(&m->upper, s->hneg, s->pair + H, 1);
-        float logit;
-        vx_rt_eos(m, s->hpos, NULL, &logit);
-        const float prob = 1.0f / (1.0f + expf(-logit));
-        TRACE(TR_EOS_LOGIT, &logit, 1);
-        TRACE(TR_EOS_PROB, &prob, 1);
-        TRACE(TR_EOS_HIDDEN, s->hpos, H);
-        if (prob > 0.5f) s->eos = 1;
+    if (s->seq_len > s->max_length) {
+        s->capped = 1;
+        return VOCIS_OK;
     }
-    if (s->seq_len > s->max_length) s->capped = 1;
+    const size_t es = vx_dtype_size(m->embed.dtype);
+    for (int64_t i = 0; i < chunk; i++)
+        vx_to_f32(s->x + i * H, (const char *)m->embed.data + (size_t)ids[i] * (size_t)H * es, m->embed.dtype,
+                  (size_t)H);
+    VX_TRY(vx_tf_forward(&m->lower, &s->kl, (const int[]){0}, 1, chunk, s->x, nt, NULL, NULL, err));
+    TRACE(TR_LOWER, s->x, chunk * H);
+    for (int64_t i = 0; i < chunk; i++)
+        for (int64_t j = 0; j < H; j++) s->x[i * H + j] += m->types[H + j];
+    VX_TRY(vx_tf_forward(&m->upper, &s->ku, (const int[]){0}, 1, chunk, s->x, nt, NULL, NULL, err));
+    vx_tf_final_norm(&m->upper, s->hpos, s->x + (chunk - 1) * H, 1);
     return VOCIS_OK;
 }
 
-static vocis_status run_ready(vx_rt_session *s, vx_err *err) {
-    while (!vx_rt_session_done(s) && (s->ntok - s->consumed >= VX_RT_TEXT_WINDOW || s->text_done)) {
-        vocis_status st = run_window(s, err);
-        if (st) {
-            s->failed = 1;
-            return st;
-        }
+/* The next step of a ready session up to its pair forward; *pair = 1 when s->pair holds the two
+ * rows to run (0: the window or the session ended first). */
+static vocis_status frame_before_pair(vx_rt_session *s, int nt, int *pair, vx_err *err) {
+    const vx_rt_model *m = s->m;
+    const int64_t H = m->upper.dim, D = vx_vv_vae_dim(m->acoustic), hop = vx_vv_vae_hop(m->acoustic);
+    *pair = 0;
+    if (!s->mid) {
+        VX_TRY(window_text(s, nt, err));
+        if (s->capped) return VOCIS_OK;
+        s->mid = 1;
+        s->frame = 0;
     }
+    float noise[512];
+    vx_vv_sample_trace t = {.init_noise = noise};
+    const float *inj = s->o.inj_noise && s->noise_i < s->o.n_inj ? s->o.inj_noise + s->noise_i * 2 * D : NULL;
+    if (s->o.inj_noise && !inj && !s->o.rng)
+        return vx_fail(err, VOCIS_E_ARG, "injected noise ran out after %lld frames", (long long)s->o.n_inj);
+    VX_TRY(vx_vv_sample_latent(m->head, &s->dpm, s->hpos, s->hneg, s->o.cfg_scale, inj ? NULL : s->o.rng, inj, s->lat,
+                               &t, nt, err));
+    s->noise_i++;
+    s->steps++;
+    for (int64_t i = 0; i < D; i++) s->z[i] = s->lat[i] / m->scaling - m->bias;
+    VX_TRY(vx_vv_vae_decode_step(m->acoustic, s->ast, s->z, s->pcm, nt, err));
+    const int keep = !s->eos;
+    VX_TRY(vx_vv_connector_run(&m->ac_conn, s->lat, 1, s->pair, nt, err));
+    TRACE(TR_NOISE, noise, 2 * D);
+    TRACE(TR_POS, s->hpos, H);
+    TRACE(TR_NEG, s->hneg, H);
+    TRACE(TR_LATENT, s->lat, D);
+    TRACE(TR_DEC_IN, s->z, D);
+    TRACE(TR_AUDIO, s->pcm, hop);
+    TRACE(TR_EMB, s->pair, H);
+    const float kf = (float)keep, one = 1.0f;
+    TRACE(TR_APPENDED, &kf, 1);
+    if (keep) {
+        if (vx_flist_add(&s->audio, s->pcm, hop)) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+        if (s->o.on_audio && s->o.on_audio(s->o.user, s->pcm, hop)) return vx_fail(err, VOCIS_E_CANCELLED, "cancelled");
+    }
+    if (s->o.max_samples > 0 && s->audio.n >= s->o.max_samples) {
+        s->capped = 1;
+        s->mid = 0;
+        return VOCIS_OK;
+    }
+    s->seq_len++;
+    TRACE(TR_SEQ, &one, 1);
+    if (s->seq_len > s->max_length) { /* the window's loop breaks, and the length cap ends the session */
+        s->capped = 1;
+        s->mid = 0;
+        return VOCIS_OK;
+    }
+    for (int64_t j = 0; j < H; j++) s->pair[j] += m->types[j];
+    memcpy(s->pair + H, s->pair, sizeof(float) * (size_t)H);
+    *pair = 1;
     return VOCIS_OK;
+}
+
+static vocis_status frame_after_pair(vx_rt_session *s, vx_err *err) {
+    const vx_rt_model *m = s->m;
+    const int64_t H = m->upper.dim;
+    vx_tf_final_norm(&m->upper, s->hpos, s->pair, 1);
+    vx_tf_final_norm(&m->upper, s->hneg, s->pair + H, 1);
+    float logit;
+    vx_rt_eos(m, s->hpos, NULL, &logit);
+    const float prob = 1.0f / (1.0f + expf(-logit));
+    TRACE(TR_EOS_LOGIT, &logit, 1);
+    TRACE(TR_EOS_PROB, &prob, 1);
+    TRACE(TR_EOS_HIDDEN, s->hpos, H);
+    if (prob > 0.5f) s->eos = 1; /* the window still runs out (its frames are not kept) */
+    if (++s->frame == VX_RT_SPEECH_WINDOW) s->mid = 0;
+    return VOCIS_OK;
+}
+
+static void session_fail(vx_rt_session *s, vocis_status st, const vx_err *err) {
+    s->failed = 1;
+    s->st = st;
+    if (err) s->err = *err;
+}
+
+vocis_status vx_rt_sessions_step(vx_rt_session *const *ss, int n, int nthreads, vx_err *err) {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        vx_rt_session *s = ss[i];
+        s->in_pair = 0;
+        if (!session_ready(s)) continue;
+        vx_err e = {0};
+        const vocis_status st = frame_before_pair(s, nthreads, &s->in_pair, &e);
+        if (st) session_fail(s, st, &e);
+        else k += s->in_pair;
+    }
+    if (k == 0) return VOCIS_OK;
+    const vx_rt_model *m = ss[0]->m;
+    const int64_t H = m->upper.dim;
+    float *x = malloc(sizeof(float) * (size_t)(2 * k * H));
+    vx_kv_cache **kvs = malloc(sizeof *kvs * (size_t)(2 * k));
+    int *seqs = malloc(sizeof(int) * (size_t)(2 * k));
+    int64_t *ns = malloc(sizeof(int64_t) * (size_t)(2 * k));
+    vocis_status st = x && kvs && seqs && ns ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    int r = 0;
+    for (int i = 0; i < n && !st; i++) {
+        vx_rt_session *s = ss[i];
+        if (!s->in_pair) continue;
+        memcpy(x + (size_t)r * H, s->pair, sizeof(float) * (size_t)(2 * H));
+        for (int j = 0; j < 2; j++, r++) kvs[r] = &s->ku, seqs[r] = j, ns[r] = 1;
+    }
+    /* one forward for every pair, each row computed as its own one-position step would be */
+    if (!st) st = vx_tf_forward_steps_kvs(&m->upper, kvs, seqs, 2 * k, ns, x, nthreads, err);
+    r = 0;
+    for (int i = 0; i < n && !st; i++) {
+        vx_rt_session *s = ss[i];
+        if (!s->in_pair) continue;
+        memcpy(s->pair, x + (size_t)r * H, sizeof(float) * (size_t)(2 * H));
+        r += 2;
+        vx_err e = {0};
+        const vocis_status fs = frame_after_pair(s, &e);
+        if (fs) session_fail(s, fs, &e);
+    }
+    free(x), free(kvs), free(seqs), free(ns);
+    return st;
+}
+
+int vx_rt_session_ready(const vx_rt_session *s) { return session_ready(s); }
+
+vocis_status vx_rt_session_status(const vx_rt_session *s, vx_err *err) {
+    if (s->failed && err) *err = s->err;
+    return s->failed ? s->st : VOCIS_OK;
+}
+
+static vocis_status run_ready(vx_rt_session *s, vx_err *err) {
+    if (s->o.batched) return VOCIS_OK; /* the caller steps it with others (vx_rt_sessions_step) */
+    vocis_status st = VOCIS_OK;
+    while (!st && session_ready(s)) st = vx_rt_sessions_step(&s, 1, s->o.nthreads, err);
+    if (st) session_fail(s, st, err);
+    return st ? st : vx_rt_session_status(s, err);
 }
 
 static vocis_status check_usable(const vx_rt_session *s, vx_err *err) {
@@ -689,7 +777,7 @@ vocis_status vx_rt_session_push(vx_rt_session *s, const char *text, size_t len, 
     if (!st) st = add_tokens(s, ids, (int64_t)n, err);
     free(ids);
     if (st) {
-        s->failed = 1;
+        session_fail(s, st, err);
         return st;
     }
     memmove(s->pend, s->pend + cut, s->npend - cut);
@@ -714,7 +802,7 @@ vocis_status vx_rt_session_finish(vx_rt_session *s, vx_err *err) {
     s->npend = 0;
     s->text_done = 1;
     if (st) {
-        s->failed = 1;
+        session_fail(s, st, err);
         return st;
     }
     return run_ready(s, err);

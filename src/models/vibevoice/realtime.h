@@ -105,6 +105,7 @@ typedef struct vx_rt_opts {
     void *user;
     int trace; /* 1: keep the per-step tensors for vx_rt_session_write_trace */
     int nthreads;
+    int batched; /* 1: push / finish / run_ids only take the text; vx_rt_sessions_step runs the windows */
 } vx_rt_opts;
 
 void vx_rt_opts_default(vx_rt_opts *o);
@@ -122,6 +123,16 @@ vocis_status vx_rt_session_push(vx_rt_session *s, const char *text, size_t len, 
 vocis_status vx_rt_session_finish(vx_rt_session *s, vx_err *err);
 /* Token ids to speak directly (debug / tests), instead of push + finish. */
 vocis_status vx_rt_session_run_ids(vx_rt_session *s, const int32_t *ids, int64_t n, vx_err *err);
+/* Continuous batching: one step of every ready session (each at most one speech frame, the
+ * frame's positive/negative pair of every session in ONE forward of the upper stack; a window's
+ * text part runs as its session's own forward). A session's samples do not depend on the others
+ * in the step; one that fails (a cancelling on_audio) stops alone (vx_rt_session_status). The
+ * return value is the batch's own failure (out of memory). All sessions of one model. */
+vocis_status vx_rt_sessions_step(vx_rt_session *const *s, int n, int nthreads, vx_err *err);
+/* The session has a step to run now (more text may still come while it has none). */
+int vx_rt_session_ready(const vx_rt_session *s);
+/* The failure that stopped the session, if any (its message into err). */
+vocis_status vx_rt_session_status(const vx_rt_session *s, vx_err *err);
 /* The kept audio so far (valid until the next call). */
 const float *vx_rt_session_audio(const vx_rt_session *s, int64_t *n);
 /* Takes ownership of the kept audio (malloc'd). */
