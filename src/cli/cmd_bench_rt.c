@@ -79,8 +79,71 @@ static void rt_frame_work(const vx_rt_model *m, int steps, double ctx_pos, doubl
     }
 }
 
-int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, const bench_limits *lim);
-int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, const bench_limits *lim) {
+/* N sessions of the same 20-token text (each its own seed) stepped together as vocis serve batches
+ * speak calls (vx_rt_sessions_step: every session's upper-stack pair in one forward, the rest per
+ * session), from the text to the length cap (20 + frames positions), for each N in conc. */
+static vocis_status bench_rt_concurrency(const vx_rt_model *m, const vx_rt_preset *p, const int32_t *ids, int n_ids,
+                                         const int64_t *conc, int nconc, int frames, int steps, int threads,
+                                         vx_err *err) {
+    vocis_status st = VOCIS_OK;
+    double solo = 0;
+    for (int c = 0; c < nconc && !st; c++) {
+        const int N = (int)conc[c];
+        vx_rt_session **ss = calloc((size_t)N, sizeof *ss);
+        vx_rng *rng = calloc((size_t)N, sizeof *rng);
+        if (!ss || !rng) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+        for (int i = 0; i < N && !st; i++) {
+            vx_rng_seed(&rng[i], 42 + (uint64_t)i);
+            vx_rt_opts o;
+            vx_rt_opts_default(&o);
+            o.n_steps = steps;
+            o.rng = &rng[i];
+            o.max_new_tokens = n_ids + frames;
+            o.nthreads = threads;
+            o.batched = 1;
+            if (!(st = vx_rt_session_new(m, p, &o, &ss[i], err))) st = vx_rt_session_run_ids(ss[i], ids, n_ids, err);
+        }
+        const double t0 = vx_now_s();
+        int64_t nsteps = 0;
+        for (;;) {
+            vx_rt_session *live[64];
+            int n = 0;
+            for (int i = 0; i < N && !st; i++)
+                if (vx_rt_session_ready(ss[i])) live[n++] = ss[i];
+            if (st || n == 0) break;
+            st = vx_rt_sessions_step(live, n, threads, err);
+            nsteps++;
+        }
+        const double wall = vx_now_s() - t0;
+        int64_t nframes = 0, ntext = 0;
+        for (int i = 0; i < N && !st; i++) {
+            vx_rt_stats rs;
+            if ((st = vx_rt_session_status(ss[i], err))) break;
+            vx_rt_session_stats(ss[i], &rs);
+            nframes += rs.speech_steps, ntext += rs.text_tokens;
+        }
+        if (!st) {
+            const double fps = (double)nframes / wall;
+            if (N == 1) solo = fps;
+            printf("frames_c%d: %.2f frames/s summed (%d sessions, %lld frames and %lld text tokens in %.2f s, %lld "
+                   "steps; text windows included)\n",
+                   N, fps, N, (long long)nframes, (long long)ntext, wall, (long long)nsteps);
+            printf("windows_c%d: %.2f windows/s summed (%d speech frames per window)\n", N,
+                   fps / VX_RT_SPEECH_WINDOW, VX_RT_SPEECH_WINDOW);
+            if (solo > 0 && N > 1) printf("windows_c%d_vs_c1: %.2f x\n", N, fps / solo);
+            printf("audio_s_per_s_c%d: %.2f audio s per wall s\n", N, fps * 3200.0 / 24000.0);
+            fflush(stdout);
+        }
+        for (int i = 0; ss && i < N; i++) vx_rt_session_free(ss[i]);
+        free(ss), free(rng);
+    }
+    return st;
+}
+
+int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, const bench_limits *lim,
+                      const int64_t *conc, int nconc);
+int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, const bench_limits *lim,
+                      const int64_t *conc, int nconc) {
     vx_dtype dt;
     if (bench_parse_dtype(dtype, &dt)) return cli_error("bench vibevoice", "--dtype must be bf16, f16 or f32"), 2;
     if (threads <= 0) threads = vx_default_threads();
@@ -162,6 +225,8 @@ int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, con
            "threads)\n",
            1e3 * cpu);
     printf("peak_rss: %.0f MiB\n", bench_peak_rss_mib());
+    fflush(stdout);
+    if (nconc) st = bench_rt_concurrency(&m, &p, ids, 20, conc, nconc, frames, steps, threads, &err);
 done:
     free(r.t);
     free(fd);

@@ -129,7 +129,8 @@ static vocis_status parts_new(vv_parts *p, const char *size, vx_dtype dt, int pr
 }
 
 /* cmd_bench_rt.c */
-int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, const bench_limits *lim);
+int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, const bench_limits *lim,
+                      const int64_t *conc, int nconc);
 
 /* N requests' LM pair steps as vocis serve runs them (vx_tf_forward_steps_kvs over the 2N rows of
  * N caches of ctx positions), for each N in conc; t_own: a frame's per-request parts. */
@@ -198,7 +199,7 @@ int bench_vibevoice(int argc, char **argv) {
         {"--no-limits", CLI_FLAG, &no_limits, BENCH_NO_LIMITS_HELP, 0, -1},
     };
     int r = cli_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]),
-                      "usage: vocis bench vibevoice --synthetic 1.5b|7b [--frames N] [--diffusion-steps N]\n"
+                      "usage: vocis bench vibevoice --synthetic 1.5b|7b|realtime-0.5b [--frames N] [--diffusion-steps N]\n"
                       "                             [--context N[,N...]] [--concurrency N[,N...]] [--threads N]\n\n"
                       "Per-frame time of VibeVoice's generation loop (LM pair step, diffusion, acoustic decode,\n"
                       "semantic encode, connectors) and rtf = frame time / 133 ms, on random weights at the\n"
@@ -208,7 +209,9 @@ int bench_vibevoice(int argc, char **argv) {
                       "rss_ctxN (the resident set while its caches are held) per context N. --concurrency: N\n"
                       "requests' LM pairs in one forward (as vocis serve batches them, at the first context):\n"
                       "lm_pairs_cN pair-steps per second summed, and frames_cN / audio_s_per_s_cN with each\n"
-                      "request's diffusion, decode, encode and connectors (timed above) run on its own.");
+                      "request's diffusion, decode, encode and connectors (timed above) run on its own.\n"
+                      "realtime-0.5b --concurrency: N whole sessions stepped together as vocis serve runs\n"
+                      "them (text windows included): frames_cN, windows_cN, windows_cN_vs_c1, audio_s_per_s_cN.");
     if (r) return r == 1 ? 0 : 2;
     if (!size) return cli_error("bench vibevoice", "--synthetic 1.5b|7b|realtime-0.5b is required"), 2;
     if (cli_kv("bench vibevoice", kv_s, &kvc)) return 2;
@@ -230,7 +233,7 @@ int bench_vibevoice(int argc, char **argv) {
     bench_limits lim;
     bench_limits_measure(&lim, threads, no_limits);
     if (!strcmp(size, "realtime-0.5b"))
-        return bench_vv_realtime(threads, frames < 24 ? 24 : frames, steps ? steps : 5, dtype, &lim);
+        return bench_vv_realtime(threads, frames < 24 ? 24 : frames, steps ? steps : 5, dtype, &lim, conc, nconc);
     if (!steps) steps = 10;
 
     vx_err err = {0};
