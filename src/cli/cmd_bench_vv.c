@@ -133,13 +133,14 @@ int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, con
                       const int64_t *conc, int nconc);
 
 /* N requests' LM pair steps as vocis serve runs them (vx_tf_forward_steps_kvs over the 2N rows of
- * N caches of ctx positions), for each N in conc; t_own: a frame's per-request parts. */
-static vocis_status bench_concurrency(vv_parts *p, const int64_t *conc, int nconc, int64_t ctx, int frames,
-                                      double t_own, int threads, vx_err *err) {
+ * N caches of ctx positions) and their diffusions (vx_vv_sample_latents: the 2N CFG rows in each head
+ * call), for each N in conc; t_own: a frame's parts that run per request (decode, encode, connectors). */
+static vocis_status bench_concurrency(vv_parts *p, const vx_dpm *dpm, const int64_t *conc, int nconc, int64_t ctx,
+                                      int frames, double t_own, int threads, vx_err *err) {
     const vx_tf *tf = &p->lm.tf;
     const int64_t H = tf->dim;
     vocis_status st = VOCIS_OK;
-    double solo = 0;
+    double solo = 0, solo_frame = 0;
     for (int c = 0; c < nconc && !st; c++) {
         const int N = (int)conc[c];
         vx_kv_cache *kv = calloc((size_t)N, sizeof *kv);
@@ -155,6 +156,23 @@ static vocis_status bench_concurrency(vv_parts *p, const int64_t *conc, int ncon
             if (!(st = vx_kv_reserve(&kv[made], ctx + frames + 8, err))) st = vx_kv_fill_synthetic(&kv[made], ctx, err);
         }
         for (int r = 0; r < 2 * N && !st; r++) kvs[r] = &kv[r / 2], seqs[r] = r % 2, ns[r] = 1;
+        /* the diffusions of N frames at once: each request its conditions, rng and latent */
+        const int64_t D = p->head->latent;
+        vx_vv_sample_req *q = calloc((size_t)N, sizeof *q);
+        vx_rng *rng = calloc((size_t)N, sizeof *rng);
+        float *cond = malloc(sizeof(float) * (size_t)(2 * N * H)), *lat = malloc(sizeof(float) * (size_t)(N * D));
+        double *td = calloc((size_t)frames, sizeof(double));
+        if (!st && (!q || !rng || !cond || !lat || !td)) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+        for (int i = 0; i < N && !st; i++) {
+            vx_rng_seed(&rng[i], 42 + (uint64_t)i);
+            for (int64_t j = 0; j < 2 * H; j++) cond[2 * i * H + j] = 0.01f * (float)((j + i) % 13 - 6);
+            q[i] = (vx_vv_sample_req){cond + 2 * i * H, cond + (2 * i + 1) * H, 1.3f, &rng[i], NULL, lat + i * D, NULL};
+        }
+        for (int f = -1; f < frames && !st; f++) {
+            const double a = vx_now_s();
+            st = vx_vv_sample_latents(p->head, dpm, q, N, threads, err);
+            if (f >= 0) td[f] = vx_now_s() - a;
+        }
         for (int f = -1; f < frames && !st; f++) {
             for (int64_t i = 0; i < 2 * N * H; i++) x[i] = 0.01f * (float)(i % 17 - 8);
             const double a = vx_now_s();
@@ -162,19 +180,23 @@ static vocis_status bench_concurrency(vv_parts *p, const int64_t *conc, int ncon
             if (f >= 0) tv[f] = vx_now_s() - a;
         }
         if (!st) {
-            const double step = bench_stats_of(tv, frames).median;
-            if (N == 1) solo = step;
-            const double frame_s = step + N * t_own; /* one step of all N requests, then each one's own parts */
+            const double step = bench_stats_of(tv, frames).median, diff = bench_stats_of(td, frames).median;
+            if (N == 1) solo = step, solo_frame = step + diff + t_own;
+            /* one LM step and one diffusion of all N requests, then each one's own parts */
+            const double frame_s = step + diff + N * t_own;
             printf("lm_pairs_c%d: %.1f pair-steps/s (%d requests: one batched step %.1f ms)\n", N, N / step, N,
                    1e3 * step);
             if (solo > 0 && N > 1) printf("lm_pairs_c%d_vs_c1: %.2f x\n", N, N * solo / step);
-            printf("frames_c%d: %.2f frames/s summed (LM step + %d x %.1f ms of per-request parts)\n", N,
+            printf("diffusion_c%d: %.1f ms (the %d frames' diffusions in one batched call)\n", N, 1e3 * diff, N);
+            printf("frames_c%d: %.2f frames/s summed (LM step + diffusion + %d x %.1f ms of per-request parts)\n", N,
                    N / frame_s, N, 1e3 * t_own);
+            if (solo_frame > 0 && N > 1) printf("frames_c%d_vs_c1: %.2f x\n", N, N * solo_frame / frame_s);
             printf("audio_s_per_s_c%d: %.2f audio s per wall s\n", N, N / frame_s * 3200.0 / 24000.0);
             fflush(stdout);
         }
         for (int i = 0; i < made; i++) vx_kv_free(&kv[i]);
         free(kv), free(kvs), free(seqs), free(ns), free(x), free(tv);
+        free(q), free(rng), free(cond), free(lat), free(td);
     }
     return st;
 }
@@ -207,9 +229,10 @@ int bench_vibevoice(int argc, char **argv) {
                       "prints its bytes and FLOPs per frame and the fraction of the limit that binds it. With a\n"
                       "list of contexts each is timed in turn: lm_pair_step_ctxN, frame_ctxN, rtf_ctxN and\n"
                       "rss_ctxN (the resident set while its caches are held) per context N. --concurrency: N\n"
-                      "requests' LM pairs in one forward (as vocis serve batches them, at the first context):\n"
-                      "lm_pairs_cN pair-steps per second summed, and frames_cN / audio_s_per_s_cN with each\n"
-                      "request's diffusion, decode, encode and connectors (timed above) run on its own.\n"
+                      "requests' LM pairs in one forward and their diffusions in one batched call (as vocis\n"
+                      "serve batches them, at the first context): lm_pairs_cN pair-steps per second summed,\n"
+                      "diffusion_cN, and frames_cN / audio_s_per_s_cN with each request's decode, encode and\n"
+                      "connectors (timed above) run on its own.\n"
                       "realtime-0.5b --concurrency: N whole sessions stepped together as vocis serve runs\n"
                       "them (text windows included): frames_cN, windows_cN, windows_cN_vs_c1, audio_s_per_s_cN.");
     if (r) return r == 1 ? 0 : 2;
@@ -259,7 +282,7 @@ int bench_vibevoice(int argc, char **argv) {
     vx_vv_vae_stream *ast = NULL, *sst = NULL;
     const int n_parts = 5;
     double *tv = calloc((size_t)(n_parts + 1) * (size_t)frames, sizeof(double));
-    double t_own = 0; /* a frame's per-request parts at the first context (median), for --concurrency */
+    double t_own = 0; /* a frame's per-request parts (decode, encode, connectors) at the first context, median */
     float *pair = malloc(sizeof(float) * (size_t)(2 * H)), *hp = malloc(sizeof(float) * (size_t)H);
     float *hn = malloc(sizeof(float) * (size_t)H), *lat = malloc(sizeof(float) * (size_t)D);
     float *pcm = malloc(sizeof(float) * (size_t)hop), *sem = malloc(sizeof(float) * (size_t)SD);
@@ -316,7 +339,7 @@ int bench_vibevoice(int argc, char **argv) {
                                              "connectors"};
         double *total = tv + (size_t)n_parts * frames;
         if (c == 0)
-            for (int k = 1; k < n_parts; k++) t_own += bench_stats_of(tv + (size_t)k * frames, frames).median;
+            for (int k = 2; k < n_parts; k++) t_own += bench_stats_of(tv + (size_t)k * frames, frames).median;
         /* the LM caches hold ctx + 1 (warm-up) + f positions before frame f's step */
         const bench_work work[5] = {lm_pair_work(&p.lm, ctx + 2 + (frames - 1) / 2.0),
                                     bench_vv_diffusion_work(p.head, steps), bench_vv_vae_work(p.acoustic, 1),
@@ -344,7 +367,7 @@ int bench_vibevoice(int argc, char **argv) {
         fflush(stdout);
     }
 
-    if (nconc && (st = bench_concurrency(&p, conc, nconc, ctxs[0], frames, t_own, threads, &err))) goto done;
+    if (nconc && (st = bench_concurrency(&p, &dpm, conc, nconc, ctxs[0], frames, t_own, threads, &err))) goto done;
 
     /* one-off prompt costs */
     const int64_t nv = 10 * 24000, fv = nv / hop;

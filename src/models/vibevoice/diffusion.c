@@ -256,13 +256,15 @@ vocis_status vx_vv_diffhead_modulation(const vx_vv_diffhead *h, const float *s, 
                                        int nthreads, vx_err *err) {
     if (rows <= 0) return VOCIS_OK;
     const int64_t H = h->hidden, W = vx_vv_diffhead_mod_width(h);
-    /* One batched linear per layer; its [rows, 3H] output is scattered into the per-row layout. */
+    /* One batched linear per layer, row-exact (a row's bits do not depend on the others: the
+     * sampler batches several requests' rows); its [rows, 3H] output is scattered into the per-row
+     * layout. */
     float *tmp = malloc(sizeof(float) * (size_t)(rows * 3 * H));
     if (!tmp) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (head modulation, %lld rows)", (long long)rows);
     for (int l = 0; l <= h->n_layers; l++) {
         const int fin = l == h->n_layers;
         const int64_t w = fin ? 2 * H : 3 * H, off = 3 * H * (int64_t)l;
-        vx_linear(tmp, s, rows, fin ? &h->final_ada : &h->layers[l].ada, NULL, nthreads);
+        vx_linear_rows(tmp, s, rows, fin ? &h->final_ada : &h->layers[l].ada, NULL, nthreads);
         for (int64_t r = 0; r < rows; r++) memcpy(mods + r * W + off, tmp + r * w, sizeof(float) * (size_t)w);
     }
     free(tmp);
@@ -287,15 +289,15 @@ vocis_status vx_vv_diffhead_body(const vx_vv_diffhead *h, const float *x, const 
     float *buf = malloc(sizeof(float) * (size_t)(rows * (3 * H + 2 * F)));
     if (!buf) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (prediction head, %lld rows)", (long long)rows);
     float *x0 = buf, *u = x0 + rows * H, *d = u + rows * H, *g = d + rows * H, *up = g + rows * F;
-    vx_linear(x0, x, rows, &h->x_proj, NULL, nthreads); /* [rows, latent] -> [rows, H] */
+    vx_linear_rows(x0, x, rows, &h->x_proj, NULL, nthreads); /* [rows, latent] -> [rows, H] */
     for (int l = 0; l < h->n_layers; l++) {
         const vx_vv_head_layer *ly = &h->layers[l];
         const float *m = mods + 3 * H * (int64_t)l; /* shift | scale | gate */
         norm_modulate(u, x0, ly->norm, m, W, rows, H, h->eps);
-        vx_linear(g, u, rows, &ly->gate, NULL, nthreads); /* [rows, H] -> [rows, F] */
-        vx_linear(up, u, rows, &ly->up, NULL, nthreads);
+        vx_linear_rows(g, u, rows, &ly->gate, NULL, nthreads); /* [rows, H] -> [rows, F] */
+        vx_linear_rows(up, u, rows, &ly->up, NULL, nthreads);
         vx_swiglu(g, g, up, rows * F);
-        vx_linear(d, g, rows, &ly->down, NULL, nthreads); /* [rows, F] -> [rows, H] */
+        vx_linear_rows(d, g, rows, &ly->down, NULL, nthreads); /* [rows, F] -> [rows, H] */
         for (int64_t r = 0; r < rows; r++) {
             const float *gate = m + r * W + 2 * H;
             float *xr = x0 + r * H;
@@ -304,7 +306,7 @@ vocis_status vx_vv_diffhead_body(const vx_vv_diffhead *h, const float *x, const 
         }
     }
     norm_modulate(u, x0, NULL, mods + 3 * H * (int64_t)h->n_layers, W, rows, H, h->eps);
-    vx_linear(out, u, rows, &h->final_linear, NULL, nthreads); /* [rows, H] -> [rows, latent] */
+    vx_linear_rows(out, u, rows, &h->final_linear, NULL, nthreads); /* [rows, H] -> [rows, latent] */
     free(buf);
     return VOCIS_OK;
 }

@@ -147,68 +147,96 @@ void vx_dpm_step(const vx_dpm *d, int k, const float *model_out, const float *x,
 
 #define CHUNK_STEPS 20 /* steps whose modulations are computed in one batched call */
 
-vocis_status vx_vv_sample_latent(const vx_vv_diffhead *h, const vx_dpm *d, const float *pos_cond,
-                                 const float *neg_cond, float cfg_scale, vx_rng *rng, const float *init_noise,
-                                 float *latent, vx_vv_sample_trace *trace, int nthreads, vx_err *err) {
+vocis_status vx_vv_sample_latents(const vx_vv_diffhead *h, const vx_dpm *d, const vx_vv_sample_req *q, int n,
+                                  int nthreads, vx_err *err) {
     const int64_t H = h->hidden, L = h->latent, W = vx_vv_diffhead_mod_width(h);
     const int N = d->n_steps;
+    if (n <= 0) return VOCIS_OK;
     if (N < 1) return vx_fail(err, VOCIS_E_ARG, "sample_speech_tokens: scheduler has no steps");
-    if (!isfinite(cfg_scale)) return vx_fail(err, VOCIS_E_ARG, "sample_speech_tokens: cfg_scale is not finite");
-    if (!init_noise && !rng)
-        return vx_fail(err, VOCIS_E_ARG, "sample_speech_tokens: needs an rng or an initial noise");
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(q[i].cfg_scale)) return vx_fail(err, VOCIS_E_ARG, "sample_speech_tokens: cfg_scale is not finite");
+        if (!q[i].init_noise && !q[i].rng)
+            return vx_fail(err, VOCIS_E_ARG, "sample_speech_tokens: needs an rng or an initial noise");
+    }
     const int K = N < CHUNK_STEPS ? N : CHUNK_STEPS;
-    /* workspace: cproj, cond [2][H]; temb [K][H]; s [K][2][H]; mods [K][2][W]; six [2][L] vectors; t [K] */
-    const size_t nf = (size_t)(4 * H + 3 * (int64_t)K * H + 2 * (int64_t)K * W + 12 * L + K);
+    const int64_t R = 2 * (int64_t)n; /* head rows: each request's cond and uncond */
+    /* workspace: cproj, cond [R][H]; temb [K][H]; s [K][R][H]; mods [K][R][W]; six [R][L] arrays; t [K] */
+    const size_t nf = (size_t)(2 * R * H + (int64_t)K * H + (int64_t)K * R * H + (int64_t)K * R * W + 6 * R * L + K);
     float *ws = malloc(sizeof(float) * nf);
     if (!ws) return vx_fail(err, VOCIS_E_NOMEM, "out of memory (sample_speech_tokens)");
-    float *cproj = ws, *cond = cproj + 2 * H, *temb = cond + 2 * H, *s = temb + K * H, *mods = s + 2 * K * H,
-          *x = mods + 2 * K * W, *xin = x + 2 * L, *hout = xin + 2 * L, *eps = hout + 2 * L, *x0 = eps + 2 * L,
-          *x0p = x0 + 2 * L, *tk = x0p + 2 * L;
+    float *cproj = ws, *cond = cproj + R * H, *temb = cond + R * H, *s = temb + K * H, *mods = s + K * R * H,
+          *x = mods + K * R * W, *xin = x + R * L, *hout = xin + R * L, *eps = hout + R * L, *x0 = eps + R * L,
+          *x0p = x0 + R * L, *tk = x0p + R * L;
     vocis_status st = VOCIS_OK;
-    memcpy(cond, pos_cond, sizeof(float) * (size_t)H);
-    memcpy(cond + H, neg_cond, sizeof(float) * (size_t)H);
-    /* speech = randn(2, latent): both rows evolve through the scheduler, only row 0 feeds the head */
-    if (init_noise) memcpy(x, init_noise, sizeof(float) * (size_t)(2 * L));
-    else vx_rng_randn(rng, x, (size_t)(2 * L));
-    if (trace && trace->init_noise) memcpy(trace->init_noise, x, sizeof(float) * (size_t)(2 * L));
-    vx_linear(cproj, cond, 2, &h->cond_proj, NULL, nthreads); /* fixed for the whole call */
+    for (int i = 0; i < n; i++) {
+        float *xi = x + 2 * i * L;
+        memcpy(cond + 2 * i * H, q[i].pos_cond, sizeof(float) * (size_t)H);
+        memcpy(cond + (2 * i + 1) * H, q[i].neg_cond, sizeof(float) * (size_t)H);
+        /* speech = randn(2, latent): both rows evolve through the scheduler, only row 0 feeds the head */
+        if (q[i].init_noise) memcpy(xi, q[i].init_noise, sizeof(float) * (size_t)(2 * L));
+        else vx_rng_randn(q[i].rng, xi, (size_t)(2 * L));
+        if (q[i].trace && q[i].trace->init_noise) memcpy(q[i].trace->init_noise, xi, sizeof(float) * (size_t)(2 * L));
+    }
+    /* every linear row-exact (the request's rows get the same bits whatever else is in the call) */
+    vx_linear_rows(cproj, cond, R, &h->cond_proj, NULL, nthreads); /* fixed for the whole call */
     for (int k0 = 0; k0 < N && st == VOCIS_OK; k0 += K) {
         const int nk = N - k0 < K ? N - k0 : K;
         for (int j = 0; j < nk; j++) tk[j] = (float)d->timesteps[k0 + j];
         if ((st = vx_vv_diffhead_temb(h, tk, nk, temb, nthreads, err))) break;
         for (int j = 0; j < nk; j++)
-            for (int r = 0; r < 2; r++) {
-                float *sr = s + ((int64_t)j * 2 + r) * H;
+            for (int64_t r = 0; r < R; r++) {
+                float *sr = s + ((int64_t)j * R + r) * H;
                 const float *cr = cproj + r * H, *tr = temb + (int64_t)j * H;
                 for (int64_t i = 0; i < H; i++) sr[i] = cr[i] + tr[i];
             }
-        vx_silu(s, (int64_t)nk * 2 * H);
-        if ((st = vx_vv_diffhead_modulation(h, s, (int64_t)nk * 2, mods, nthreads, err))) break;
+        vx_silu(s, (int64_t)nk * R * H);
+        if ((st = vx_vv_diffhead_modulation(h, s, (int64_t)nk * R, mods, nthreads, err))) break;
         for (int j = 0; j < nk && st == VOCIS_OK; j++) {
             const int k = k0 + j;
-            const size_t o = (size_t)k * 2 * L, sz = sizeof(float) * (size_t)(2 * L);
-            memcpy(xin, x, sizeof(float) * (size_t)L); /* cat([half, half]) */
-            memcpy(xin + L, x, sizeof(float) * (size_t)L);
-            if ((st = vx_vv_diffhead_body(h, xin, mods + (int64_t)j * 2 * W, 2, hout, nthreads, err))) break;
-            for (int64_t i = 0; i < L; i++) {
-                const float c = hout[i], u = hout[L + i];
-                eps[i] = eps[L + i] = u + cfg_scale * (c - u);
+            for (int i = 0; i < n; i++) { /* cat([half, half]) */
+                memcpy(xin + 2 * i * L, x + 2 * i * L, sizeof(float) * (size_t)L);
+                memcpy(xin + (2 * i + 1) * L, x + 2 * i * L, sizeof(float) * (size_t)L);
             }
-            if (trace) {
-                if (trace->sample_in) memcpy(trace->sample_in + o, x, sz);
-                if (trace->head_input_x) memcpy(trace->head_input_x + o, xin, sz);
-                if (trace->head_output) memcpy(trace->head_output + o, hout, sz);
-                if (trace->guided_eps) memcpy(trace->guided_eps + o, eps, sz);
-            }
-            vx_dpm_step(d, k, eps, x, k > 0 ? x0p : NULL, x0, x, 2 * L);
-            memcpy(x0p, x0, sz);
-            if (trace) {
-                if (trace->x0_pred) memcpy(trace->x0_pred + o, x0, sz);
-                if (trace->sample_out) memcpy(trace->sample_out + o, x, sz);
+            if ((st = vx_vv_diffhead_body(h, xin, mods + (int64_t)j * R * W, R, hout, nthreads, err))) break;
+            for (int i = 0; i < n; i++) {
+                const size_t o = (size_t)k * 2 * L, sz = sizeof(float) * (size_t)(2 * L), r0 = (size_t)(2 * i * L);
+                const float *hi = hout + r0;
+                float *ei = eps + r0, *xi = x + r0;
+                for (int64_t c = 0; c < L; c++) {
+                    const float cv = hi[c], u = hi[L + c];
+                    ei[c] = ei[L + c] = u + q[i].cfg_scale * (cv - u);
+                }
+                vx_vv_sample_trace *tr = q[i].trace;
+                if (tr) {
+                    if (tr->sample_in) memcpy(tr->sample_in + o, xi, sz);
+                    if (tr->head_input_x) memcpy(tr->head_input_x + o, xin + r0, sz);
+                    if (tr->head_output) memcpy(tr->head_output + o, hi, sz);
+                    if (tr->guided_eps) memcpy(tr->guided_eps + o, ei, sz);
+                }
+                vx_dpm_step(d, k, ei, xi, k > 0 ? x0p + r0 : NULL, x0 + r0, xi, 2 * L);
+                memcpy(x0p + r0, x0 + r0, sz);
+                if (tr) {
+                    if (tr->x0_pred) memcpy(tr->x0_pred + o, x0 + r0, sz);
+                    if (tr->sample_out) memcpy(tr->sample_out + o, xi, sz);
+                }
             }
         }
     }
-    if (st == VOCIS_OK) memcpy(latent, x, sizeof(float) * (size_t)L);
+    for (int i = 0; i < n && st == VOCIS_OK; i++) memcpy(q[i].latent, x + 2 * i * L, sizeof(float) * (size_t)L);
     free(ws);
     return st;
+}
+
+vocis_status vx_vv_sample_latent(const vx_vv_diffhead *h, const vx_dpm *d, const float *pos_cond,
+                                 const float *neg_cond, float cfg_scale, vx_rng *rng, const float *init_noise,
+                                 float *latent, vx_vv_sample_trace *trace, int nthreads, vx_err *err) {
+    const vx_vv_sample_req q = {pos_cond, neg_cond, cfg_scale, rng, init_noise, latent, trace};
+    return vx_vv_sample_latents(h, d, &q, 1, nthreads, err);
+}
+
+int vx_dpm_same(const vx_dpm *a, const vx_dpm *b) {
+    return a == b || (a->n_train == b->n_train && a->n_steps == b->n_steps && a->pred == b->pred &&
+                      !memcmp(a->timesteps, b->timesteps, sizeof(int64_t) * (size_t)a->n_steps) &&
+                      !memcmp(a->sigmas, b->sigmas, sizeof(float) * (size_t)(a->n_steps + 1)) &&
+                      !memcmp(a->alphas_cumprod, b->alphas_cumprod, sizeof(float) * (size_t)a->n_train));
 }

@@ -35,6 +35,8 @@ typedef struct vx_dpm {
  * in 1..min(VX_DPM_MAX_STEPS, ddpm_num_steps − 1) (more would repeat timesteps). */
 vocis_status vx_dpm_init(vx_dpm *d, const vx_vv_config *cfg, int n_steps, vx_err *err);
 void vx_dpm_free(vx_dpm *d);
+/* 1 when both schedules are the same (their sampling calls may share one batch). */
+int vx_dpm_same(const vx_dpm *a, const vx_dpm *b);
 
 /* One scheduler step k on n values (both halves of the CFG batch: pass 2·latent):
  * x0[n] = convert_model_output(model_out, x) (data prediction); then
@@ -64,5 +66,20 @@ typedef struct vx_vv_sample_trace {
 vocis_status vx_vv_sample_latent(const vx_vv_diffhead *h, const vx_dpm *d, const float *pos_cond,
                                  const float *neg_cond, float cfg_scale, vx_rng *rng, const float *init_noise,
                                  float *latent, vx_vv_sample_trace *trace, int nthreads, vx_err *err);
+
+/* vx_vv_sample_latent of n requests at once on one schedule (continuous batching): every
+ * head call carries the 2n cond/uncond rows, so the head's weights are read once per step for
+ * all of them. Each request's latent, draws and trace are those of its own call alone (the
+ * linears are row-exact); vx_vv_sample_latent is the n = 1 case. */
+typedef struct vx_vv_sample_req {
+    const float *pos_cond, *neg_cond; /* [H] each */
+    float cfg_scale;
+    vx_rng *rng;
+    const float *init_noise; /* [2][latent] or NULL */
+    float *latent;           /* [latent] out */
+    vx_vv_sample_trace *trace;
+} vx_vv_sample_req;
+vocis_status vx_vv_sample_latents(const vx_vv_diffhead *h, const vx_dpm *d, const vx_vv_sample_req *q, int n,
+                                  int nthreads, vx_err *err);
 
 #endif

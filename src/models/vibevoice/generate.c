@@ -390,6 +390,8 @@ struct vx_vv_gen {
     vx_flist out, tr[TR_N];
     int64_t step, ngen, nframes, samples0; /* samples0: where a resumed loop starts */
     int32_t tok;                           /* the token drawn by the step in progress */
+    int want_latent;                       /* the step waits for its diffusion */
+    const float *inj;                      /* its injected noise, if any */
     int done;                              /* no more steps: finish it */
     vocis_status st;                       /* its failure (err holds the message) */
     vx_err err;
@@ -486,12 +488,15 @@ int vx_vv_gen_done(const vx_vv_gen *g) { return g->done; }
 
 /* The step's token and everything it makes (a frame of audio for a diffusion token), up to the
  * next input, left in both rows of g->pair; done when the generation ends here. */
+static vocis_status gen_next_input(vx_vv_gen *g, int finished);
+
+/* A step up to its diffusion (g->want_latent) or, without one, up to the pair forward. */
 static vocis_status gen_advance(vx_vv_gen *g, vx_err *err) {
     const vx_vv_model *m = g->m;
     const vx_vv_gen_opts *o = &g->o;
     const vx_tf *tf = &m->lm.tf;
     const vx_vv_processor *pr = &m->proc;
-    const int64_t H = g->H, D = g->D, hop = g->hop, step = g->step;
+    const int64_t D = g->D, step = g->step;
     if (step >= g->max_steps) {
         g->done = 1;
         return VOCIS_OK;
@@ -529,35 +534,48 @@ static vocis_status gen_advance(vx_vv_gen *g, vx_err *err) {
             VX_TRY(vx_tf_forward(tf, &g->kv, (const int[]){1}, 1, 1, g->pair, o->nthreads, NULL, NULL, err));
             vx_tf_final_norm(tf, g->hneg, g->pair, 1);
         }
-        const float *inj =
-            o->inj_frame_noise && g->nframes < o->n_inj_frames ? o->inj_frame_noise + g->nframes * 2 * D : NULL;
-        vx_vv_sample_trace t = {.init_noise = g->noise_used};
-        VX_TRY(vx_vv_sample_latent(m->head, &g->dpm, g->hpos, g->hneg, o->cfg_scale, o->rng, inj, g->lat, &t,
-                                   o->nthreads, err));
-        for (int64_t i = 0; i < D; i++) g->z[i] = g->lat[i] / m->scaling - m->bias;
-        VX_TRY(vx_vv_vae_decode_step(m->acoustic, g->ast, g->z, g->pcm, o->nthreads, err));
-        VX_TRY(vx_vv_vae_encode_step(m->semantic, g->sst, g->pcm, g->sem, o->nthreads, err));
-        VX_TRY(vx_vv_connector_run(&m->ac_conn, g->lat, 1, g->nxt, o->nthreads, err));
-        VX_TRY(vx_vv_connector_run(&m->se_conn, g->sem, 1, g->emb2, o->nthreads, err));
-        if (o->trace) {
-            const float *rows[TR_LOGITS] = {g->noise_used, g->hpos, g->hneg, g->lat, g->z,
-                                            g->pcm,        g->sem,  g->nxt,  g->emb2};
-            const int64_t len[TR_LOGITS] = {2 * D, H, H, D, D, hop, g->SD, H, H};
-            for (int i = 0; i < TR_LOGITS; i++)
-                if (vx_flist_add(&g->tr[i], rows[i], len[i])) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-        }
-        for (int64_t i = 0; i < H; i++) g->nxt[i] += g->emb2[i];
-        if (vx_flist_add(&g->out, g->pcm, hop)) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-        g->nframes++;
-        if (o->on_audio && o->on_audio(o->user, g->pcm, hop)) return vx_fail(err, VOCIS_E_CANCELLED, "cancelled");
+        g->inj = o->inj_frame_noise && g->nframes < o->n_inj_frames ? o->inj_frame_noise + g->nframes * 2 * D : NULL;
+        g->want_latent = 1; /* the batch samples every request's latent at once: gen_after_latent */
+        return VOCIS_OK;
     }
+    return gen_next_input(g, finished);
+}
+
+/* A diffusion step's frame from its sampled latent (g->lat): decode, encode, connectors, audio. */
+static vocis_status gen_after_latent(vx_vv_gen *g, vx_err *err) {
+    const vx_vv_model *m = g->m;
+    const vx_vv_gen_opts *o = &g->o;
+    const int64_t H = g->H, D = g->D, hop = g->hop;
+    g->want_latent = 0;
+    for (int64_t i = 0; i < D; i++) g->z[i] = g->lat[i] / m->scaling - m->bias;
+    VX_TRY(vx_vv_vae_decode_step(m->acoustic, g->ast, g->z, g->pcm, o->nthreads, err));
+    VX_TRY(vx_vv_vae_encode_step(m->semantic, g->sst, g->pcm, g->sem, o->nthreads, err));
+    VX_TRY(vx_vv_connector_run(&m->ac_conn, g->lat, 1, g->nxt, o->nthreads, err));
+    VX_TRY(vx_vv_connector_run(&m->se_conn, g->sem, 1, g->emb2, o->nthreads, err));
+    if (o->trace) {
+        const float *rows[TR_LOGITS] = {g->noise_used, g->hpos, g->hneg, g->lat, g->z,
+                                        g->pcm,        g->sem,  g->nxt,  g->emb2};
+        const int64_t len[TR_LOGITS] = {2 * D, H, H, D, D, hop, g->SD, H, H};
+        for (int i = 0; i < TR_LOGITS; i++)
+            if (vx_flist_add(&g->tr[i], rows[i], len[i])) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    }
+    for (int64_t i = 0; i < H; i++) g->nxt[i] += g->emb2[i];
+    if (vx_flist_add(&g->out, g->pcm, hop)) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    g->nframes++;
+    if (o->on_audio && o->on_audio(o->user, g->pcm, hop)) return vx_fail(err, VOCIS_E_CANCELLED, "cancelled");
+    return gen_next_input(g, g->tok == m->proc.eos_id || g->step + 1 >= g->max_steps);
+}
+
+/* The end of a step before the pair forward: done, or the next input in both rows of the pair. */
+static vocis_status gen_next_input(vx_vv_gen *g, int finished) {
+    const vx_vv_gen_opts *o = &g->o;
     if (finished || (o->max_seconds > 0 && (double)(g->samples0 + g->out.n) >= o->max_seconds * 24000.0)) {
         g->done = 1;
         return VOCIS_OK;
     }
     /* next step: positive and (speculatively) negative consume the same input in one forward */
-    memcpy(g->pair, g->nxt, sizeof(float) * (size_t)H);
-    memcpy(g->pair + H, g->nxt, sizeof(float) * (size_t)H);
+    memcpy(g->pair, g->nxt, sizeof(float) * (size_t)g->H);
+    memcpy(g->pair + g->H, g->nxt, sizeof(float) * (size_t)g->H);
     return VOCIS_OK;
 }
 
@@ -576,6 +594,39 @@ static vocis_status gen_after_forward(vx_vv_gen *g, vx_err *err) {
     return VOCIS_OK;
 }
 
+/* The latents of every generation waiting for one, one head call per DPM step for all of those on
+ * the same schedule, then each one's frame (gen_after_latent). */
+static vocis_status gens_sample(vx_vv_gen *const *gens, int n, int nthreads, vx_err *err) {
+    const size_t nn = (size_t)(n > 0 ? n : 1);
+    vx_vv_sample_req *q = malloc(sizeof *q * nn);
+    vx_vv_sample_trace *tr = calloc(nn, sizeof *tr);
+    vx_vv_gen **who = malloc(sizeof *who * nn);
+    char *taken = calloc(nn, 1);
+    vocis_status st = q && tr && who && taken ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    for (int i = 0; i < n && !st; i++) {
+        vx_vv_gen *g = gens[i];
+        if (taken[i] || g->done || !g->want_latent) continue;
+        int k = 0;
+        for (int j = i; j < n; j++) { /* the group of gens[i]'s schedule */
+            vx_vv_gen *h = gens[j];
+            if (taken[j] || h->done || !h->want_latent || !vx_dpm_same(&g->dpm, &h->dpm)) continue;
+            taken[j] = 1;
+            who[k] = h;
+            tr[k] = (vx_vv_sample_trace){.init_noise = h->noise_used};
+            q[k] = (vx_vv_sample_req){h->hpos, h->hneg, h->o.cfg_scale, h->o.rng, h->inj, h->lat, &tr[k]};
+            k++;
+        }
+        vx_err e = {0};
+        vocis_status ss = vx_vv_sample_latents(g->m->head, &g->dpm, q, k, nthreads, &e);
+        for (int j = 0; j < k; j++) {
+            vocis_status gs = ss ? ss : gen_after_latent(who[j], &who[j]->err);
+            if (gs) gen_fail(who[j], gs, ss ? &e : NULL);
+        }
+    }
+    free(q), free(tr), free(who), free(taken);
+    return st;
+}
+
 vocis_status vx_vv_gen_step_many(vx_vv_gen *const *gens, int n, int nthreads, vx_err *err) {
     int k = 0;
     for (int i = 0; i < n; i++) {
@@ -583,8 +634,9 @@ vocis_status vx_vv_gen_step_many(vx_vv_gen *const *gens, int n, int nthreads, vx
         if (g->done) continue;
         vocis_status st = gen_advance(g, &g->err);
         if (st) gen_fail(g, st, NULL);
-        else if (!g->done) k++;
     }
+    VX_TRY(gens_sample(gens, n, nthreads, err));
+    for (int i = 0; i < n; i++) k += !gens[i]->done;
     if (k == 0) return VOCIS_OK;
     const vx_vv_model *m = gens[0]->m;
     const int64_t H = m->lm.tf.dim;

@@ -442,6 +442,9 @@ struct vx_rt_session {
     int eos, capped, failed;
     int mid, frame;   /* a window in progress, and its frames done */
     int in_pair;      /* this step runs the session's pair */
+    int want_latent;  /* this step waits for its diffusion */
+    const float *inj; /* its injected noise, if any */
+    float noise[512]; /* the noise its diffusion used (trace) */
     vocis_status st;  /* its failure (err holds the message) */
     vx_err err;
     vx_flist audio;
@@ -597,32 +600,38 @@ static vocis_status window_text(vx_rt_session *s, int nt, vx_err *err) {
     return VOCIS_OK;
 }
 
-/* The next step of a ready session up to its pair forward; *pair = 1 when s->pair holds the two
- * rows to run (0: the window or the session ended first). */
-static vocis_status frame_before_pair(vx_rt_session *s, int nt, int *pair, vx_err *err) {
-    const vx_rt_model *m = s->m;
-    const int64_t H = m->upper.dim, D = vx_vv_vae_dim(m->acoustic), hop = vx_vv_vae_hop(m->acoustic);
-    *pair = 0;
+/* The next step of a ready session up to its diffusion (s->want_latent; 0: the length cap ended it
+ * in the window's text part). */
+static vocis_status frame_start(vx_rt_session *s, int nt, vx_err *err) {
+    const int64_t D = vx_vv_vae_dim(s->m->acoustic);
+    s->want_latent = 0;
     if (!s->mid) {
         VX_TRY(window_text(s, nt, err));
         if (s->capped) return VOCIS_OK;
         s->mid = 1;
         s->frame = 0;
     }
-    float noise[512];
-    vx_vv_sample_trace t = {.init_noise = noise};
-    const float *inj = s->o.inj_noise && s->noise_i < s->o.n_inj ? s->o.inj_noise + s->noise_i * 2 * D : NULL;
-    if (s->o.inj_noise && !inj && !s->o.rng)
+    s->inj = s->o.inj_noise && s->noise_i < s->o.n_inj ? s->o.inj_noise + s->noise_i * 2 * D : NULL;
+    if (s->o.inj_noise && !s->inj && !s->o.rng)
         return vx_fail(err, VOCIS_E_ARG, "injected noise ran out after %lld frames", (long long)s->o.n_inj);
-    VX_TRY(vx_vv_sample_latent(m->head, &s->dpm, s->hpos, s->hneg, s->o.cfg_scale, inj ? NULL : s->o.rng, inj, s->lat,
-                               &t, nt, err));
+    s->want_latent = 1;
+    return VOCIS_OK;
+}
+
+/* The frame from its sampled latent (s->lat) up to the pair forward; *pair = 1 when s->pair holds
+ * the two rows to run (0: the window or the session ended first). */
+static vocis_status frame_before_pair(vx_rt_session *s, int nt, int *pair, vx_err *err) {
+    const vx_rt_model *m = s->m;
+    const int64_t H = m->upper.dim, D = vx_vv_vae_dim(m->acoustic), hop = vx_vv_vae_hop(m->acoustic);
+    *pair = 0;
+    s->want_latent = 0;
     s->noise_i++;
     s->steps++;
     for (int64_t i = 0; i < D; i++) s->z[i] = s->lat[i] / m->scaling - m->bias;
     VX_TRY(vx_vv_vae_decode_step(m->acoustic, s->ast, s->z, s->pcm, nt, err));
     const int keep = !s->eos;
     VX_TRY(vx_vv_connector_run(&m->ac_conn, s->lat, 1, s->pair, nt, err));
-    TRACE(TR_NOISE, noise, 2 * D);
+    TRACE(TR_NOISE, s->noise, 2 * D);
     TRACE(TR_POS, s->hpos, H);
     TRACE(TR_NEG, s->hneg, H);
     TRACE(TR_LATENT, s->lat, D);
@@ -675,17 +684,53 @@ static void session_fail(vx_rt_session *s, vocis_status st, const vx_err *err) {
     if (err) s->err = *err;
 }
 
+/* The latents of every session waiting for one (one head call per DPM step for all sessions on the
+ * same schedule), then each one's frame up to its pair (frame_before_pair). */
+static vocis_status sessions_sample(vx_rt_session *const *ss, int n, int nthreads, vx_err *err) {
+    const size_t nn = (size_t)(n > 0 ? n : 1);
+    vx_vv_sample_req *q = malloc(sizeof *q * nn);
+    vx_vv_sample_trace *tr = calloc(nn, sizeof *tr);
+    vx_rt_session **who = malloc(sizeof *who * nn);
+    char *taken = calloc(nn, 1);
+    vocis_status st = q && tr && who && taken ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    for (int i = 0; i < n && !st; i++) {
+        vx_rt_session *s = ss[i];
+        if (taken[i] || !s->want_latent) continue;
+        int k = 0;
+        for (int j = i; j < n; j++) { /* the group of ss[i]'s schedule */
+            vx_rt_session *t = ss[j];
+            if (taken[j] || !t->want_latent || !vx_dpm_same(&s->dpm, &t->dpm)) continue;
+            taken[j] = 1;
+            who[k] = t;
+            tr[k] = (vx_vv_sample_trace){.init_noise = t->noise};
+            q[k] = (vx_vv_sample_req){t->hpos, t->hneg, t->o.cfg_scale, t->inj ? NULL : t->o.rng, t->inj, t->lat,
+                                      &tr[k]};
+            k++;
+        }
+        vx_err e = {0};
+        const vocis_status ss_st = vx_vv_sample_latents(s->m->head, &s->dpm, q, k, nthreads, &e);
+        for (int j = 0; j < k; j++) {
+            vx_err fe = {0};
+            const vocis_status fs = ss_st ? ss_st : frame_before_pair(who[j], nthreads, &who[j]->in_pair, &fe);
+            if (fs) session_fail(who[j], fs, ss_st ? &e : &fe);
+        }
+    }
+    free(q), free(tr), free(who), free(taken);
+    return st;
+}
+
 vocis_status vx_rt_sessions_step(vx_rt_session *const *ss, int n, int nthreads, vx_err *err) {
     int k = 0;
     for (int i = 0; i < n; i++) {
         vx_rt_session *s = ss[i];
-        s->in_pair = 0;
+        s->in_pair = 0, s->want_latent = 0;
         if (!session_ready(s)) continue;
         vx_err e = {0};
-        const vocis_status st = frame_before_pair(s, nthreads, &s->in_pair, &e);
+        const vocis_status st = frame_start(s, nthreads, &e);
         if (st) session_fail(s, st, &e);
-        else k += s->in_pair;
     }
+    VX_TRY(sessions_sample(ss, n, nthreads, err));
+    for (int i = 0; i < n; i++) k += ss[i]->in_pair;
     if (k == 0) return VOCIS_OK;
     const vx_rt_model *m = ss[0]->m;
     const int64_t H = m->upper.dim;
