@@ -64,8 +64,8 @@ void vx_api_engine_stats(const vocis_model *m, int *active, int64_t *steps, int6
     pthread_mutex_unlock(&e->lock);
 }
 
-/* Admits one request through ops->add and steps the batch until it is
- * finished, taking turns with the other callers. A step runs without the lock, so that callers
+/* Admits one request through ops->add (after ops->prepare, when the family has one, outside the
+ * lock) and steps the batch until it is finished, taking turns with the other callers. A step runs without the lock, so that callers
  * arriving meanwhile can register; the batch is touched only under the lock while no step runs
  * (admissions, done checks, takes), or by the one driver during its step. After each step the
  * driver waits until the registered arrivals are admitted, so that new requests join at the next
@@ -73,11 +73,14 @@ void vx_api_engine_stats(const vocis_model *m, int *active, int64_t *steps, int6
 vocis_status vx_api_engine_run(vocis_model *m, const vx_batch_ops *ops, const void *req, void *out, vx_err *err) {
     vx_engine *e;
     VX_TRY(engine_of(m, ops, &e, err));
+    void *prep = NULL; /* the prefill runs here, while other callers' requests keep stepping */
+    if (ops->prepare) VX_TRY(ops->prepare(m, req, m->threads, &prep, err));
     pthread_mutex_lock(&e->lock);
     e->arriving++;
     while (e->driving || ops->free_slots(e->b) == 0) pthread_cond_wait(&e->cv, &e->lock);
     int id = -1;
-    vocis_status st = ops->add(e->b, req, m->threads, &id, err);
+    vocis_status st = ops->add(e->b, ops->prepare ? prep : req, m->threads, &id, err);
+    if (st && ops->prepare) ops->discard(prep);
     e->arriving--;
     if (!st) e->active++;
     pthread_cond_broadcast(&e->cv);
@@ -157,8 +160,14 @@ static vocis_status gpt2_create(vocis_model *m, void **b, vx_err *err) {
     return vx_t3_gpt2_batch_new(vx_api_turbo_t3(m), VX_ENGINE_SLOTS, (vx_t3_gpt2_batch **)b, err);
 }
 static void gpt2_destroy(void *b) { vx_t3_gpt2_batch_free(b); }
-static vocis_status gpt2_add(void *b, const void *req, int nthreads, int *id, vx_err *err) {
-    return vx_t3_gpt2_batch_add(b, req, nthreads, id, err);
+/* the prompt's prefill on the caller's thread, while the batch steps; add only admits it */
+static vocis_status gpt2_prepare(vocis_model *m, const void *req, int nthreads, void **prep, vx_err *err) {
+    return vx_t3_gpt2_req_start(vx_api_turbo_t3(m), req, nthreads, (vx_t3_gpt2_gen **)prep, err);
+}
+static void gpt2_discard(void *prep) { vx_t3_gpt2_gen_free(prep); }
+static vocis_status gpt2_add(void *b, const void *prep, int nthreads, int *id, vx_err *err) {
+    (void)nthreads;
+    return vx_t3_gpt2_batch_put(b, (vx_t3_gpt2_gen *)prep, id, err);
 }
 static int gpt2_free_slots(const void *b) { return vx_t3_gpt2_batch_free_slots(b); }
 static int gpt2_done(const void *b, int id) { return vx_t3_gpt2_batch_done(b, id); }
@@ -168,8 +177,8 @@ static vocis_status gpt2_take(void *b, int id, void *out, vx_err *err) {
     return vx_t3_gpt2_batch_take(b, id, o->tokens, o->n, err);
 }
 static void gpt2_drop(void *b, int id) { vx_t3_gpt2_batch_drop(b, id); }
-static const vx_batch_ops gpt2_ops = {gpt2_create, gpt2_destroy, gpt2_add,  gpt2_free_slots,
-                                      gpt2_done,   gpt2_step,    gpt2_take, gpt2_drop};
+static const vx_batch_ops gpt2_ops = {gpt2_create, gpt2_destroy, gpt2_add,  gpt2_free_slots, gpt2_done,
+                                      gpt2_step,   gpt2_take,    gpt2_drop, gpt2_prepare,    gpt2_discard};
 
 vocis_status vx_api_turbo_t3_batched(vocis_model *m, const vx_t3_gpt2_req *r, int32_t **tokens, int *n_tokens,
                                      vx_err *err) {

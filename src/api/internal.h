@@ -156,7 +156,7 @@ int64_t vx_api_mtl_keep_samples(int n_tokens, int64_t n_samples);
 typedef struct vx_batch_ops {
     vocis_status (*create)(vocis_model *m, void **b, vx_err *err);
     void (*destroy)(void *b);
-    /* admits the family's request: its prefill (and first draw) */
+    /* admits the family's request: its prefill (and first draw), or the result of prepare */
     vocis_status (*add)(void *b, const void *req, int nthreads, int *id, vx_err *err);
     int (*free_slots)(const void *b);
     int (*done)(const void *b, int id);
@@ -165,6 +165,11 @@ typedef struct vx_batch_ops {
     /* the finished request's output (into the family's out struct) or its failure; frees the slot */
     vocis_status (*take)(void *b, int id, void *out, vx_err *err);
     void (*drop)(void *b, int id);
+    /* optional: the request's start (its prompt's prefill) on the caller's thread before it takes the
+     * engine's lock, so that the batch keeps stepping meanwhile; add then gets *prep instead of the
+     * request, and discard frees a *prep that add refused. */
+    vocis_status (*prepare)(vocis_model *m, const void *req, int nthreads, void **prep, vx_err *err);
+    void (*discard)(void *prep);
 } vx_batch_ops;
 /* Admits req into the model's batch and steps it, taking turns with the other callers, until req
  * is finished; then ops->take(out). One batch per model: a model has one family's ops. */

@@ -93,7 +93,6 @@ static vocis_status check_vv_options(const vocis_vv_options *v, vx_err *err) {
 /* ---- the model's batch: concurrent calls' generations step together (engine.c) ---- */
 
 typedef struct vv_batch {
-    const vx_vv_model *m;
     vx_vv_gen *slot[VX_ENGINE_SLOTS];
 } vv_batch;
 
@@ -110,7 +109,7 @@ typedef struct vv_out {
 static vocis_status vvb_create(vocis_model *m, void **b, vx_err *err) {
     vv_batch *v = calloc(1, sizeof *v);
     if (!v) return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    v->m = m->vv;
+    (void)m;
     *b = v;
     return VOCIS_OK;
 }
@@ -121,15 +120,22 @@ static void vvb_destroy(void *b) {
     free(v);
 }
 
-/* the prompt's forward (or the checkpoint's restore) happens here, on the caller's own thread */
-static vocis_status vvb_add(void *b, const void *req, int nthreads, int *id, vx_err *err) {
-    vv_batch *v = b;
+/* the prompt's forward (or the checkpoint's restore), on the caller's own thread before it joins */
+static vocis_status vvb_prepare(vocis_model *m, const void *req, int nthreads, void **prep, vx_err *err) {
     const vv_req *r = req;
     (void)nthreads; /* the request's own (r->o->nthreads) */
+    return vx_vv_gen_start(m->vv, r->in, r->o, (vx_vv_gen **)prep, err);
+}
+
+static void vvb_discard(void *prep) { vx_vv_gen_free(prep); }
+
+static vocis_status vvb_add(void *b, const void *prep, int nthreads, int *id, vx_err *err) {
+    vv_batch *v = b;
+    (void)nthreads;
     int i = 0;
     while (i < VX_ENGINE_SLOTS && v->slot[i]) i++;
     if (i == VX_ENGINE_SLOTS) return vx_fail(err, VOCIS_E_ARG, "every batch slot is taken");
-    VX_TRY(vx_vv_gen_start(v->m, r->in, r->o, &v->slot[i], err));
+    v->slot[i] = (vx_vv_gen *)prep;
     *id = i;
     return VOCIS_OK;
 }
@@ -167,8 +173,8 @@ static void vvb_drop(void *b, int id) {
     v->slot[id] = NULL;
 }
 
-static const vx_batch_ops vv_ops = {vvb_create, vvb_destroy, vvb_add, vvb_free_slots,
-                                    vvb_done,   vvb_step,    vvb_take, vvb_drop};
+static const vx_batch_ops vv_ops = {vvb_create, vvb_destroy, vvb_add,  vvb_free_slots, vvb_done,
+                                    vvb_step,   vvb_take,    vvb_drop, vvb_prepare,    vvb_discard};
 
 /* vx_vv_generate through the model's batch: the same audio, whatever other calls run beside it. */
 static vocis_status generate_batched(vocis_model *m, const vx_vv_inputs *in, const vx_vv_gen_opts *g, float **audio,

@@ -29,15 +29,29 @@ void vx_t3_gpt2_batch_free(vx_t3_gpt2_batch *b) {
     free(b->g), free(b);
 }
 
-vocis_status vx_t3_gpt2_batch_add(vx_t3_gpt2_batch *b, const vx_t3_gpt2_req *r, int nthreads, int *id, vx_err *err) {
+vocis_status vx_t3_gpt2_req_start(const vx_t3_gpt2 *t, const vx_t3_gpt2_req *r, int nthreads, vx_t3_gpt2_gen **g,
+                                  vx_err *err) {
+    return vx_t3_gpt2_gen_start(t, r->speaker_emb, r->prompt, r->n_prompt, r->text, r->n_text, r->s, r->rng, nthreads,
+                                VX_DRAFT_QUANT, g, err);
+}
+
+vocis_status vx_t3_gpt2_batch_put(vx_t3_gpt2_batch *b, vx_t3_gpt2_gen *g, int *id, vx_err *err) {
     *id = -1;
     int k = 0;
     while (k < b->max_req && b->g[k]) k++;
     if (k == b->max_req) return vx_fail(err, VOCIS_E_ARG, "T3 batch: all %d request slots are taken", b->max_req);
-    VX_TRY(vx_t3_gpt2_gen_start(b->t, r->speaker_emb, r->prompt, r->n_prompt, r->text, r->n_text, r->s, r->rng,
-                                nthreads, VX_DRAFT_QUANT, &b->g[k], err));
+    b->g[k] = g;
     *id = k;
     return VOCIS_OK;
+}
+
+vocis_status vx_t3_gpt2_batch_add(vx_t3_gpt2_batch *b, const vx_t3_gpt2_req *r, int nthreads, int *id, vx_err *err) {
+    *id = -1;
+    if (!vx_t3_gpt2_batch_free_slots(b))
+        return vx_fail(err, VOCIS_E_ARG, "T3 batch: all %d request slots are taken", b->max_req);
+    vx_t3_gpt2_gen *g;
+    VX_TRY(vx_t3_gpt2_req_start(b->t, r, nthreads, &g, err));
+    return vx_t3_gpt2_batch_put(b, g, id, err);
 }
 
 int vx_t3_gpt2_batch_active(const vx_t3_gpt2_batch *b) {

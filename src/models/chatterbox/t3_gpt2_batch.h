@@ -29,6 +29,12 @@ void vx_t3_gpt2_batch_free(vx_t3_gpt2_batch *b);
 /* Admits a request and runs its prefill and first draw; VOCIS_E_ARG when
  * every slot is taken. */
 vocis_status vx_t3_gpt2_batch_add(vx_t3_gpt2_batch *b, const vx_t3_gpt2_req *r, int nthreads, int *id, vx_err *err);
+/* vx_t3_gpt2_batch_add in two parts, so that the prefill may run while the batch steps: the
+ * request's generation (its prefill and first draw; any thread), then its admission (the batch
+ * takes g over). */
+vocis_status vx_t3_gpt2_req_start(const vx_t3_gpt2 *t, const vx_t3_gpt2_req *r, int nthreads, vx_t3_gpt2_gen **g,
+                                  vx_err *err);
+vocis_status vx_t3_gpt2_batch_put(vx_t3_gpt2_batch *b, vx_t3_gpt2_gen *g, int *id, vx_err *err);
 int vx_t3_gpt2_batch_active(const vx_t3_gpt2_batch *b);
 int vx_t3_gpt2_batch_free_slots(const vx_t3_gpt2_batch *b);
 /* One step for every unfinished request (vx_t3_gpt2_gen_step_many). */
