@@ -134,7 +134,8 @@ int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, con
 
 /* N requests' LM pair steps as vocis serve runs them (vx_tf_forward_steps_kvs over the 2N rows of
  * N caches of ctx positions) and their diffusions (vx_vv_sample_latents: the 2N CFG rows in each head
- * call), for each N in conc; t_own: a frame's parts that run per request (decode, encode, connectors). */
+ * call), their acoustic decodes and semantic encodes (one σ-VAE step each for all N streams), for
+ * each N in conc; t_own: a frame's parts that run per request (the connectors). */
 static vocis_status bench_concurrency(vv_parts *p, const vx_dpm *dpm, const int64_t *conc, int nconc, int64_t ctx,
                                       int frames, double t_own, int threads, vx_err *err) {
     const vx_tf *tf = &p->lm.tf;
@@ -173,6 +174,27 @@ static vocis_status bench_concurrency(vv_parts *p, const vx_dpm *dpm, const int6
             st = vx_vv_sample_latents(p->head, dpm, q, N, threads, err);
             if (f >= 0) td[f] = vx_now_s() - a;
         }
+        /* the N frames' acoustic decodes and semantic encodes as one step of N streams each */
+        const int64_t hop = vx_vv_vae_hop(p->acoustic), SD = vx_vv_vae_dim(p->semantic);
+        vx_vv_vae_stream **as = calloc((size_t)N, sizeof *as), **ss = calloc((size_t)N, sizeof *ss);
+        const float **lin = malloc(sizeof *lin * (size_t)N), **pin = malloc(sizeof *pin * (size_t)N);
+        float **pout = malloc(sizeof *pout * (size_t)N), **sout = malloc(sizeof *sout * (size_t)N);
+        float *pcm = malloc(sizeof(float) * (size_t)(N * hop)), *sem = malloc(sizeof(float) * (size_t)(N * SD));
+        double *tc = calloc((size_t)frames, sizeof(double));
+        if (!st && (!as || !ss || !lin || !pin || !pout || !sout || !pcm || !sem || !tc))
+            st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+        for (int i = 0; i < N && !st; i++) {
+            if (!(st = vx_vv_vae_stream_new(p->acoustic, &as[i], err))) st = vx_vv_vae_stream_new(p->semantic, &ss[i], err);
+            lin[i] = lat + i * D, pout[i] = pcm + i * hop, pin[i] = pout[i], sout[i] = sem + i * SD;
+        }
+        for (int f = -1; f < frames && !st; f++) {
+            const double a = vx_now_s();
+            if (!(st = vx_vv_vae_decode_steps(p->acoustic, as, N, lin, pout, threads, err)))
+                st = vx_vv_vae_encode_steps(p->semantic, ss, N, pin, sout, threads, err);
+            if (f >= 0) tc[f] = vx_now_s() - a;
+        }
+        for (int i = 0; as && ss && i < N; i++) vx_vv_vae_stream_free(as[i]), vx_vv_vae_stream_free(ss[i]);
+        free(as), free(ss), free(lin), free(pin), free(pout), free(sout), free(pcm), free(sem);
         for (int f = -1; f < frames && !st; f++) {
             for (int64_t i = 0; i < 2 * N * H; i++) x[i] = 0.01f * (float)(i % 17 - 8);
             const double a = vx_now_s();
@@ -180,23 +202,27 @@ static vocis_status bench_concurrency(vv_parts *p, const vx_dpm *dpm, const int6
             if (f >= 0) tv[f] = vx_now_s() - a;
         }
         if (!st) {
-            const double step = bench_stats_of(tv, frames).median, diff = bench_stats_of(td, frames).median;
-            if (N == 1) solo = step, solo_frame = step + diff + t_own;
-            /* one LM step and one diffusion of all N requests, then each one's own parts */
-            const double frame_s = step + diff + N * t_own;
+            const double step = bench_stats_of(tv, frames).median, diff = bench_stats_of(td, frames).median,
+                         codec = bench_stats_of(tc, frames).median;
+            if (N == 1) solo = step, solo_frame = step + diff + codec + t_own;
+            /* one LM step, diffusion, decode and encode of all N requests, then each one's connectors */
+            const double frame_s = step + diff + codec + N * t_own;
             printf("lm_pairs_c%d: %.1f pair-steps/s (%d requests: one batched step %.1f ms)\n", N, N / step, N,
                    1e3 * step);
             if (solo > 0 && N > 1) printf("lm_pairs_c%d_vs_c1: %.2f x\n", N, N * solo / step);
             printf("diffusion_c%d: %.1f ms (the %d frames' diffusions in one batched call)\n", N, 1e3 * diff, N);
-            printf("frames_c%d: %.2f frames/s summed (LM step + diffusion + %d x %.1f ms of per-request parts)\n", N,
-                   N / frame_s, N, 1e3 * t_own);
+            printf("codec_c%d: %.1f ms (the %d frames' acoustic decodes and semantic encodes, one step each)\n", N,
+                   1e3 * codec, N);
+            printf("frames_c%d: %.2f frames/s summed (LM step + diffusion + decode/encode + %d x %.1f ms of "
+                   "connectors)\n",
+                   N, N / frame_s, N, 1e3 * t_own);
             if (solo_frame > 0 && N > 1) printf("frames_c%d_vs_c1: %.2f x\n", N, N * solo_frame / frame_s);
             printf("audio_s_per_s_c%d: %.2f audio s per wall s\n", N, N / frame_s * 3200.0 / 24000.0);
             fflush(stdout);
         }
         for (int i = 0; i < made; i++) vx_kv_free(&kv[i]);
         free(kv), free(kvs), free(seqs), free(ns), free(x), free(tv);
-        free(q), free(rng), free(cond), free(lat), free(td);
+        free(q), free(rng), free(cond), free(lat), free(td), free(tc);
     }
     return st;
 }
@@ -231,8 +257,8 @@ int bench_vibevoice(int argc, char **argv) {
                       "rss_ctxN (the resident set while its caches are held) per context N. --concurrency: N\n"
                       "requests' LM pairs in one forward and their diffusions in one batched call (as vocis\n"
                       "serve batches them, at the first context): lm_pairs_cN pair-steps per second summed,\n"
-                      "diffusion_cN, and frames_cN / audio_s_per_s_cN with each request's decode, encode and\n"
-                      "connectors (timed above) run on its own.\n"
+                      "diffusion_cN, codec_cN (one σ-VAE decode and encode step of N streams), and frames_cN /\n"
+                      "audio_s_per_s_cN with each request's connectors (timed above) run on its own.\n"
                       "realtime-0.5b --concurrency: N whole sessions stepped together as vocis serve runs\n"
                       "them (text windows included): frames_cN, windows_cN, windows_cN_vs_c1, audio_s_per_s_cN.");
     if (r) return r == 1 ? 0 : 2;
@@ -282,7 +308,7 @@ int bench_vibevoice(int argc, char **argv) {
     vx_vv_vae_stream *ast = NULL, *sst = NULL;
     const int n_parts = 5;
     double *tv = calloc((size_t)(n_parts + 1) * (size_t)frames, sizeof(double));
-    double t_own = 0; /* a frame's per-request parts (decode, encode, connectors) at the first context, median */
+    double t_own = 0; /* a frame's per-request part (the connectors) at the first context, median */
     float *pair = malloc(sizeof(float) * (size_t)(2 * H)), *hp = malloc(sizeof(float) * (size_t)H);
     float *hn = malloc(sizeof(float) * (size_t)H), *lat = malloc(sizeof(float) * (size_t)D);
     float *pcm = malloc(sizeof(float) * (size_t)hop), *sem = malloc(sizeof(float) * (size_t)SD);
@@ -339,7 +365,7 @@ int bench_vibevoice(int argc, char **argv) {
                                              "connectors"};
         double *total = tv + (size_t)n_parts * frames;
         if (c == 0)
-            for (int k = 2; k < n_parts; k++) t_own += bench_stats_of(tv + (size_t)k * frames, frames).median;
+            t_own = bench_stats_of(tv + (size_t)4 * frames, frames).median;
         /* the LM caches hold ctx + 1 (warm-up) + f positions before frame f's step */
         const bench_work work[5] = {lm_pair_work(&p.lm, ctx + 2 + (frames - 1) / 2.0),
                                     bench_vv_diffusion_work(p.head, steps), bench_vv_vae_work(p.acoustic, 1),

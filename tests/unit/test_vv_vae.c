@@ -2,7 +2,10 @@
  * the streaming steps give the same bits whatever the thread count (1, 2, 3,
  * 5), on random weights at small dims with chunks long enough that every
  * element-wise loop and depthwise conv is split into several pool chunks;
- * for RMSNorm and LayerNorm tokenizers, exact and bf16 precision. */
+ * for RMSNorm and LayerNorm tokenizers, exact and bf16 precision. Several
+ * streams stepped together (vx_vv_vae_decode_steps / encode_steps, the
+ * continuous batching of concurrent requests) give each stream the bits of
+ * its own steps. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +73,51 @@ static void same_bits(const char *what, const float *a, const float *b, int64_t 
               what, norm, prec, nt, tl_max_abs_diff(a, b, (size_t)n));
 }
 
+/* NS streams of different latents: decode then encode each frame, alone and all together. */
+enum { NS = 3 };
+static void check_many(const vx_vv_vae *v, int64_t hop, int64_t vd, const char *norm, int prec, int nt) {
+    vx_err err = {0};
+    float *lat[NS], *alone_a[NS], *alone_m[NS], *tog_a[NS], *tog_m[NS];
+    vx_vv_vae_stream *s[NS] = {0}, *t[NS] = {0};
+    for (int i = 0; i < NS; i++) {
+        lat[i] = tl_random_floats((size_t)(FRAMES * vd));
+        alone_a[i] = calloc((size_t)(FRAMES * hop), sizeof(float)), tog_a[i] = calloc((size_t)(FRAMES * hop), sizeof(float));
+        alone_m[i] = calloc((size_t)(FRAMES * vd), sizeof(float)), tog_m[i] = calloc((size_t)(FRAMES * vd), sizeof(float));
+        CHECK(vx_vv_vae_stream_new(v, &s[i], &err) == VOCIS_OK && vx_vv_vae_stream_new(v, &t[i], &err) == VOCIS_OK);
+    }
+    for (int i = 0; i < NS; i++)
+        for (int f = 0; f < FRAMES; f++) {
+            CHECK(vx_vv_vae_decode_step(v, s[i], lat[i] + f * vd, alone_a[i] + f * hop, nt, &err) == VOCIS_OK);
+            CHECK(vx_vv_vae_encode_step(v, s[i], alone_a[i] + f * hop, alone_m[i] + f * vd, nt, &err) == VOCIS_OK);
+        }
+    for (int f = 0; f < FRAMES; f++) {
+        const float *in[NS], *pcm[NS];
+        float *out[NS], *mean[NS];
+        for (int i = 0; i < NS; i++)
+            in[i] = lat[i] + f * vd, out[i] = tog_a[i] + f * hop, pcm[i] = out[i], mean[i] = tog_m[i] + f * vd;
+        /* stream 0 sits out every third frame: the batch changes from step to step */
+        const int skip = f % 3 == 2;
+        if (skip) {
+            CHECK(vx_vv_vae_decode_step(v, t[0], in[0], out[0], nt, &err) == VOCIS_OK);
+            CHECK(vx_vv_vae_encode_step(v, t[0], pcm[0], mean[0], nt, &err) == VOCIS_OK);
+        }
+        CHECK_MSG(vx_vv_vae_decode_steps(v, t + skip, NS - skip, in + skip, out + skip, nt, &err) == VOCIS_OK, "%s",
+                  err.msg);
+        CHECK_MSG(vx_vv_vae_encode_steps(v, t + skip, NS - skip, pcm + skip, mean + skip, nt, &err) == VOCIS_OK, "%s",
+                  err.msg);
+    }
+    for (int i = 0; i < NS; i++) {
+        CHECK_MSG(!memcmp(alone_a[i], tog_a[i], sizeof(float) * (size_t)(FRAMES * hop)),
+                  "%d streams together (%s, precision %d, %d threads): stream %d's audio differs (max %g)", NS, norm,
+                  prec, nt, i, tl_max_abs_diff(alone_a[i], tog_a[i], (size_t)(FRAMES * hop)));
+        CHECK_MSG(!memcmp(alone_m[i], tog_m[i], sizeof(float) * (size_t)(FRAMES * vd)),
+                  "%d streams together (%s, precision %d, %d threads): stream %d's encoding differs (max %g)", NS,
+                  norm, prec, nt, i, tl_max_abs_diff(alone_m[i], tog_m[i], (size_t)(FRAMES * vd)));
+        vx_vv_vae_stream_free(s[i]), vx_vv_vae_stream_free(t[i]);
+        free(lat[i]), free(alone_a[i]), free(alone_m[i]), free(tog_a[i]), free(tog_m[i]);
+    }
+}
+
 static void check_threads(const char *norm, int prec) {
     vx_vv_tokenizer_config cfg = small_cfg(norm);
     vx_vv_vae *v = NULL;
@@ -94,6 +142,8 @@ static void check_threads(const char *norm, int prec) {
     }
     outs_free(&ref);
     free(audio), free(lat);
+    check_many(v, hop, vd, norm, prec, 1);
+    check_many(v, hop, vd, norm, prec, 3);
     vx_vv_vae_free(v);
 }
 

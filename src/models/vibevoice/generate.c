@@ -541,15 +541,13 @@ static vocis_status gen_advance(vx_vv_gen *g, vx_err *err) {
     return gen_next_input(g, finished);
 }
 
-/* A diffusion step's frame from its sampled latent (g->lat): decode, encode, connectors, audio. */
+/* A diffusion step's frame after its latent (g->lat) was decoded (g->pcm) and encoded again
+ * (g->sem): connectors, audio, the next input. */
 static vocis_status gen_after_latent(vx_vv_gen *g, vx_err *err) {
     const vx_vv_model *m = g->m;
     const vx_vv_gen_opts *o = &g->o;
     const int64_t H = g->H, D = g->D, hop = g->hop;
     g->want_latent = 0;
-    for (int64_t i = 0; i < D; i++) g->z[i] = g->lat[i] / m->scaling - m->bias;
-    VX_TRY(vx_vv_vae_decode_step(m->acoustic, g->ast, g->z, g->pcm, o->nthreads, err));
-    VX_TRY(vx_vv_vae_encode_step(m->semantic, g->sst, g->pcm, g->sem, o->nthreads, err));
     VX_TRY(vx_vv_connector_run(&m->ac_conn, g->lat, 1, g->nxt, o->nthreads, err));
     VX_TRY(vx_vv_connector_run(&m->se_conn, g->sem, 1, g->emb2, o->nthreads, err));
     if (o->trace) {
@@ -594,15 +592,21 @@ static vocis_status gen_after_forward(vx_vv_gen *g, vx_err *err) {
     return VOCIS_OK;
 }
 
-/* The latents of every generation waiting for one, one head call per DPM step for all of those on
- * the same schedule, then each one's frame (gen_after_latent). */
+/* The frames of every generation waiting for one: the latents in one head call per DPM step for all
+ * of those on the same schedule, then one acoustic decode and one semantic encode step for all of
+ * them (the σ-VAE's wide layers read once), then each one's connectors and audio. */
 static vocis_status gens_sample(vx_vv_gen *const *gens, int n, int nthreads, vx_err *err) {
     const size_t nn = (size_t)(n > 0 ? n : 1);
     vx_vv_sample_req *q = malloc(sizeof *q * nn);
     vx_vv_sample_trace *tr = calloc(nn, sizeof *tr);
     vx_vv_gen **who = malloc(sizeof *who * nn);
     char *taken = calloc(nn, 1);
-    vocis_status st = q && tr && who && taken ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    vx_vv_vae_stream **as = malloc(sizeof *as * nn), **ss = malloc(sizeof *ss * nn);
+    const float **zin = malloc(sizeof *zin * nn), **pin = malloc(sizeof *pin * nn);
+    float **pcm = malloc(sizeof *pcm * nn), **sem = malloc(sizeof *sem * nn);
+    vocis_status st = q && tr && who && taken && as && ss && zin && pin && pcm && sem
+                          ? VOCIS_OK
+                          : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     for (int i = 0; i < n && !st; i++) {
         vx_vv_gen *g = gens[i];
         if (taken[i] || g->done || !g->want_latent) continue;
@@ -617,13 +621,28 @@ static vocis_status gens_sample(vx_vv_gen *const *gens, int n, int nthreads, vx_
             k++;
         }
         vx_err e = {0};
-        vocis_status ss = vx_vv_sample_latents(g->m->head, &g->dpm, q, k, nthreads, &e);
+        const vocis_status ss_st = vx_vv_sample_latents(g->m->head, &g->dpm, q, k, nthreads, &e);
+        for (int j = 0; j < k && ss_st; j++) gen_fail(who[j], ss_st, &e);
+    }
+    int k = 0; /* the generations with a latent */
+    for (int i = 0; i < n && !st; i++) {
+        vx_vv_gen *g = gens[i];
+        if (g->done || !g->want_latent) continue;
+        for (int64_t j = 0; j < g->D; j++) g->z[j] = g->lat[j] / g->m->scaling - g->m->bias;
+        who[k] = g, as[k] = g->ast, ss[k] = g->sst, zin[k] = g->z, pcm[k] = g->pcm, pin[k] = g->pcm, sem[k] = g->sem;
+        k++;
+    }
+    if (k > 0) {
+        const vx_vv_model *m = who[0]->m;
+        vx_err e = {0};
+        vocis_status vs = vx_vv_vae_decode_steps(m->acoustic, as, k, zin, pcm, nthreads, &e);
+        if (!vs) vs = vx_vv_vae_encode_steps(m->semantic, ss, k, pin, sem, nthreads, &e);
         for (int j = 0; j < k; j++) {
-            vocis_status gs = ss ? ss : gen_after_latent(who[j], &who[j]->err);
-            if (gs) gen_fail(who[j], gs, ss ? &e : NULL);
+            const vocis_status gs = vs ? vs : gen_after_latent(who[j], &who[j]->err);
+            if (gs) gen_fail(who[j], gs, vs ? &e : NULL);
         }
     }
-    free(q), free(tr), free(who), free(taken);
+    free(q), free(tr), free(who), free(taken), free(as), free(ss), free(zin), free(pin), free(pcm), free(sem);
     return st;
 }
 

@@ -618,8 +618,8 @@ static vocis_status frame_start(vx_rt_session *s, int nt, vx_err *err) {
     return VOCIS_OK;
 }
 
-/* The frame from its sampled latent (s->lat) up to the pair forward; *pair = 1 when s->pair holds
- * the two rows to run (0: the window or the session ended first). */
+/* The frame from its sampled latent (s->lat), decoded (s->pcm), up to the pair forward; *pair = 1
+ * when s->pair holds the two rows to run (0: the window or the session ended first). */
 static vocis_status frame_before_pair(vx_rt_session *s, int nt, int *pair, vx_err *err) {
     const vx_rt_model *m = s->m;
     const int64_t H = m->upper.dim, D = vx_vv_vae_dim(m->acoustic), hop = vx_vv_vae_hop(m->acoustic);
@@ -627,8 +627,6 @@ static vocis_status frame_before_pair(vx_rt_session *s, int nt, int *pair, vx_er
     s->want_latent = 0;
     s->noise_i++;
     s->steps++;
-    for (int64_t i = 0; i < D; i++) s->z[i] = s->lat[i] / m->scaling - m->bias;
-    VX_TRY(vx_vv_vae_decode_step(m->acoustic, s->ast, s->z, s->pcm, nt, err));
     const int keep = !s->eos;
     VX_TRY(vx_vv_connector_run(&m->ac_conn, s->lat, 1, s->pair, nt, err));
     TRACE(TR_NOISE, s->noise, 2 * D);
@@ -684,15 +682,20 @@ static void session_fail(vx_rt_session *s, vocis_status st, const vx_err *err) {
     if (err) s->err = *err;
 }
 
-/* The latents of every session waiting for one (one head call per DPM step for all sessions on the
- * same schedule), then each one's frame up to its pair (frame_before_pair). */
+/* The frames of every session waiting for one: the latents in one head call per DPM step for all
+ * sessions on the same schedule, one acoustic decode step for all of them, then each one's frame up
+ * to its pair (frame_before_pair). */
 static vocis_status sessions_sample(vx_rt_session *const *ss, int n, int nthreads, vx_err *err) {
     const size_t nn = (size_t)(n > 0 ? n : 1);
     vx_vv_sample_req *q = malloc(sizeof *q * nn);
     vx_vv_sample_trace *tr = calloc(nn, sizeof *tr);
     vx_rt_session **who = malloc(sizeof *who * nn);
     char *taken = calloc(nn, 1);
-    vocis_status st = q && tr && who && taken ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    vx_vv_vae_stream **as = malloc(sizeof *as * nn);
+    const float **zin = malloc(sizeof *zin * nn);
+    float **pcm = malloc(sizeof *pcm * nn);
+    vocis_status st = q && tr && who && taken && as && zin && pcm ? VOCIS_OK
+                                                                   : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     for (int i = 0; i < n && !st; i++) {
         vx_rt_session *s = ss[i];
         if (taken[i] || !s->want_latent) continue;
@@ -709,13 +712,29 @@ static vocis_status sessions_sample(vx_rt_session *const *ss, int n, int nthread
         }
         vx_err e = {0};
         const vocis_status ss_st = vx_vv_sample_latents(s->m->head, &s->dpm, q, k, nthreads, &e);
-        for (int j = 0; j < k; j++) {
-            vx_err fe = {0};
-            const vocis_status fs = ss_st ? ss_st : frame_before_pair(who[j], nthreads, &who[j]->in_pair, &fe);
-            if (fs) session_fail(who[j], fs, ss_st ? &e : &fe);
+        for (int j = 0; j < k && ss_st; j++) {
+            who[j]->want_latent = 0;
+            session_fail(who[j], ss_st, &e);
         }
     }
-    free(q), free(tr), free(who), free(taken);
+    int k = 0; /* the sessions with a latent */
+    for (int i = 0; i < n && !st; i++) {
+        vx_rt_session *s = ss[i];
+        if (!s->want_latent) continue;
+        for (int64_t j = 0, D = vx_vv_vae_dim(s->m->acoustic); j < D; j++) s->z[j] = s->lat[j] / s->m->scaling - s->m->bias;
+        who[k] = s, as[k] = s->ast, zin[k] = s->z, pcm[k] = s->pcm;
+        k++;
+    }
+    if (k > 0) {
+        vx_err e = {0};
+        const vocis_status ds = vx_vv_vae_decode_steps(who[0]->m->acoustic, as, k, zin, pcm, nthreads, &e);
+        for (int j = 0; j < k; j++) {
+            vx_err fe = {0};
+            const vocis_status fs = ds ? ds : frame_before_pair(who[j], nthreads, &who[j]->in_pair, &fe);
+            if (fs) session_fail(who[j], fs, ds ? &e : &fe);
+        }
+    }
+    free(q), free(tr), free(who), free(taken), free(as), free(zin), free(pcm);
     return st;
 }
 

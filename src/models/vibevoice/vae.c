@@ -671,31 +671,48 @@ static int64_t conv_run(const conv *c, float *st, int64_t T, float *y, scratch *
     return To;
 }
 
-/* y[T·s][cout] (the buffer holds T·s + k − s rows) from x[T][cin]. */
-static int64_t convtr_run(const convtr *c, float *st, const float *x, int64_t T, float *y, scratch *S,
-                          int nthreads) {
-    const int64_t ci = c->cin, co = c->cout, K = c->k, s = c->s, tail = K - s, To = T * s;
+/* The transposed conv in three parts (convtr_run; the batched steps run the product apart):
+ * y starts as the carried tail and zeros, n rows of col[n][k·cout] (the product of input rows
+ * t0 .. t0 + n) are overlap-added, then the new tail is carried and the bias added. */
+static void convtr_begin(const convtr *c, const float *st, int64_t T, float *y) {
+    const int64_t co = c->cout, tail = c->k - c->s;
     if (tail) memcpy(y, st, (size_t)(tail * co) * sizeof(float));
-    memset(y + tail * co, 0, (size_t)(To * co) * sizeof(float));
-    const int64_t row = K * co, R = tile_rows(row);
-    for (int64_t t0 = 0; t0 < T; t0 += R) {
-        const int64_t n = min64(R, T - t0);
-        vx_linear(S->col, x + t0 * ci, n, &c->w, NULL, nthreads);
-        /* overlap-add: col[j][tap·co + o] -> y[(t0 + j)·s + tap][o] */
-        for (int64_t j = 0; j < n; j++)
-            for (int64_t tap = 0; tap < K; tap++) {
-                float *restrict yr = y + ((t0 + j) * s + tap) * co;
-                const float *restrict cr = S->col + j * row + tap * co;
-                for (int64_t o = 0; o < co; o++) yr[o] += cr[o];
-            }
-    }
+    memset(y + tail * co, 0, (size_t)(T * c->s * co) * sizeof(float));
+}
+
+static void convtr_add(const convtr *c, const float *col, int64_t t0, int64_t n, float *y) {
+    const int64_t co = c->cout, K = c->k, s = c->s, row = K * co;
+    /* overlap-add: col[j][tap·co + o] -> y[(t0 + j)·s + tap][o] */
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t tap = 0; tap < K; tap++) {
+            float *restrict yr = y + ((t0 + j) * s + tap) * co;
+            const float *restrict cr = col + j * row + tap * co;
+            for (int64_t o = 0; o < co; o++) yr[o] += cr[o];
+        }
+}
+
+static void convtr_end(const convtr *c, float *st, int64_t T, float *y) {
+    const int64_t co = c->cout, tail = c->k - c->s, To = T * c->s;
     if (tail) memcpy(st, y + To * co, (size_t)(tail * co) * sizeof(float));
     if (c->b)
         for (int64_t t = 0; t < To; t++) {
             float *restrict yr = y + t * co;
             for (int64_t o = 0; o < co; o++) yr[o] += c->b[o];
         }
-    return To;
+}
+
+/* y[T·s][cout] (the buffer holds T·s + k − s rows) from x[T][cin]. */
+static int64_t convtr_run(const convtr *c, float *st, const float *x, int64_t T, float *y, scratch *S,
+                          int nthreads) {
+    const int64_t ci = c->cin, R = tile_rows(c->k * c->cout);
+    convtr_begin(c, st, T, y);
+    for (int64_t t0 = 0; t0 < T; t0 += R) {
+        const int64_t n = min64(R, T - t0);
+        vx_linear(S->col, x + t0 * ci, n, &c->w, NULL, nthreads);
+        convtr_add(c, S->col, t0, n, y);
+    }
+    convtr_end(c, st, T, y);
+    return T * c->s;
 }
 
 /* x[T][d] += gamma ⊙ y (gamma NULL: += y) */
@@ -898,6 +915,164 @@ static vocis_status net_run(const vx_vv_vae *v, const net *n, float *st, const f
     if (pr) VX_TRY(probe_put(pr, "head_out", out, T, n->out_ch, err));
     *To = T;
     return VOCIS_OK;
+}
+
+/* ------------------------------------------------------------------ several streams at once */
+
+/* One step of n streams (continuous batching): activations [n][T][C], each layer's state per
+ * stream. A layer with fewer than STACK_ROWS rows per stream (the deep, wide layers of a one-frame
+ * step, whose cost is reading their weights) runs every stream's rows in ONE row-exact product
+ * (vx_linear_rows: a row's bits do not depend on the others, and a single stream's few-row
+ * vx_linear computes the same bits); longer layers run per stream exactly as net_run. */
+#define STACK_ROWS 32
+
+typedef struct many {
+    const vx_vv_vae *v;
+    int n;
+    vx_vv_vae_stream *const *ss;
+    int dec;
+    float *col, *fu, *fh; /* stacked products' buffers, grown on demand */
+    int64_t ncol, nfu, nfh;
+} many;
+
+static float *many_buf(float **p, int64_t *cap, int64_t n) {
+    if (n > *cap) {
+        free(*p);
+        *cap = 0;
+        if (!(*p = malloc((size_t)n * sizeof(float)))) return NULL;
+        *cap = n;
+    }
+    return *p;
+}
+
+static float *many_state(const many *M, int i) { return M->dec ? M->ss[i]->dst : M->ss[i]->est; }
+
+/* conv c on x[n][T][cin] -> y[n][To][cout]; returns To (0: out of memory) */
+static int64_t conv_many(const conv *c, many *M, const float *x, int64_t T, float *y, int nthreads) {
+    const int64_t ctx = c->k - c->s, pad = (c->s - T % c->s) % c->s, To = (T + pad) / c->s;
+    const int64_t ci = c->cin, co = c->cout, row = c->k * ci;
+    const int stack = !c->dw && To < STACK_ROWS;
+    float *col = stack ? many_buf(&M->col, &M->ncol, (int64_t)M->n * To * row) : NULL;
+    if (stack && !col) return 0;
+    for (int i = 0; i < M->n; i++) {
+        scratch *S = &M->ss[i]->S;
+        float *st = many_state(M, i) + c->st;
+        memcpy(conv_in(c, st, T, S), x + i * T * ci, (size_t)(T * ci) * sizeof(float));
+        if (!stack) {
+            conv_run(c, st, T, y + i * To * co, S, nthreads);
+            continue;
+        }
+        if (ctx) memmove(st, S->xin + T * ci, (size_t)(ctx * ci) * sizeof(float));
+        for (int64_t j = 0; j < To; j++)
+            memcpy(col + (i * To + j) * row, S->xin + j * c->s * ci, (size_t)row * sizeof(float));
+    }
+    if (stack) vx_linear_rows(y, col, M->n * To, &c->w, c->b, nthreads);
+    return To;
+}
+
+/* transposed conv on x[n][T][cin] -> y[n][T·s][cout]; returns T·s (0: out of memory) */
+static int64_t convtr_many(const convtr *c, many *M, const float *x, int64_t T, float *y, int nthreads) {
+    const int64_t ci = c->cin, co = c->cout, row = c->k * co, To = T * c->s;
+    const int stack = T < STACK_ROWS;
+    float *col = stack ? many_buf(&M->col, &M->ncol, (int64_t)M->n * T * row) : NULL;
+    if (stack && !col) return 0;
+    if (stack) vx_linear_rows(col, x, M->n * T, &c->w, NULL, nthreads);
+    for (int i = 0; i < M->n; i++) {
+        scratch *S = &M->ss[i]->S;
+        float *st = many_state(M, i) + c->st, *yi = S->a; /* T·s + k − s rows */
+        if (stack) {
+            convtr_begin(c, st, T, yi);
+            convtr_add(c, col + i * T * row, 0, T, yi);
+            convtr_end(c, st, T, yi);
+        } else {
+            convtr_run(c, st, x + i * T * ci, T, yi, S, nthreads);
+        }
+        memcpy(y + i * To * co, yi, (size_t)(To * co) * sizeof(float));
+    }
+    return To;
+}
+
+/* Block1D in place on x[n][T][d]; y: [n][T][d] scratch. 0: out of memory. */
+static int block_many(const block *b, many *M, float *x, float *y, int64_t T, int nthreads) {
+    const vx_vv_vae *v = M->v;
+    const int64_t d = b->d, h = b->h, R = (int64_t)M->n * T;
+    for (int i = 0; i < M->n; i++) {
+        scratch *S = &M->ss[i]->S;
+        float *st = many_state(M, i) + b->mix.st, *xi = x + i * T * d;
+        norm_rows(v, b->nw, b->nb, xi, conv_in(&b->mix, st, T, S), T, d, nthreads);
+        if (b->mix.dw && b->mix.s == 1) {
+            dw_residual(&b->mix, st, T, xi, b->gamma, S, nthreads);
+        } else {
+            conv_run(&b->mix, st, T, y + i * T * d, S, nthreads);
+            residual(xi, y + i * T * d, b->gamma, T, d, nthreads);
+        }
+    }
+    if (T >= STACK_ROWS) {
+        const int64_t F = ffn_rows(h);
+        for (int i = 0; i < M->n; i++)
+            for (int64_t t0 = 0; t0 < T; t0 += F)
+                ffn_run(v, b, x + (i * T + t0) * d, min64(F, T - t0), &M->ss[i]->S, nthreads);
+        return 1;
+    }
+    float *fu = many_buf(&M->fu, &M->nfu, 2 * R * d), *fh = many_buf(&M->fh, &M->nfh, R * h);
+    if (!fu || !fh) return 0;
+    float *fo = fu + R * d;
+    norm_rows(v, b->fnw, b->fnb, x, fu, R, d, nthreads);
+    vx_linear_rows(fh, fu, R, &b->l1, b->b1, nthreads);
+    gelu_par(fh, R, h, nthreads);
+    vx_linear_rows(fo, fh, R, &b->l2, b->b2, nthreads);
+    residual(x, fo, b->fgamma, R, d, nthreads);
+    return 1;
+}
+
+/* net_run of one step (T input steps) of every stream: out[i][To][out_ch] from in[i][T][in_ch]. */
+static vocis_status net_run_many(many *M, const net *n, const float *const *in, int64_t T, float *const *out,
+                                 int nthreads, vx_err *err) {
+    const int64_t act = M->ss[0]->S.n_act;
+    float *base = malloc((size_t)(2 * M->n * act) * sizeof(float)), *a = base, *b = base + M->n * act, *t;
+    if (!base) return vx_fail(err, VOCIS_E_NOMEM, "vibevoice vae: out of memory (%d streams)", M->n);
+    for (int i = 0; i < M->n; i++) memcpy(a + i * T * n->in_ch, in[i], (size_t)(T * n->in_ch) * sizeof(float));
+    int ok = (T = conv_many(&n->stem, M, a, T, b, nthreads)) > 0;
+    t = a, a = b, b = t;
+    for (int i = 0; ok && i < n->nst; i++) {
+        if (i > 0) {
+            T = n->dec ? convtr_many(&n->up[i], M, a, T, b, nthreads) : conv_many(&n->down[i], M, a, T, b, nthreads);
+            ok = T > 0;
+            t = a, a = b, b = t;
+        }
+        for (int j = 0; ok && j < n->depth[i]; j++) ok = block_many(&n->blk[i][j], M, a, b, T, nthreads);
+    }
+    if (ok && n->has_norm) norm_rows(M->v, n->nw, n->nb, a, a, M->n * T, n->ch[n->nst - 1], nthreads);
+    if (ok) ok = (T = conv_many(&n->head, M, a, T, b, nthreads)) > 0;
+    for (int i = 0; ok && i < M->n; i++) memcpy(out[i], b + i * T * n->out_ch, (size_t)(T * n->out_ch) * sizeof(float));
+    free(base);
+    return ok ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "vibevoice vae: out of memory (%d streams)", M->n);
+}
+
+static vocis_status steps_many(const vx_vv_vae *v, vx_vv_vae_stream *const *s, int n, int dec,
+                               const float *const *in, float *const *out, int nthreads, vx_err *err) {
+    const char *what = dec ? "decode" : "encode";
+    if (dec ? !v->has_dec : !v->has_enc)
+        return vx_fail(err, VOCIS_E_ARG, "vibevoice vae %s: this tokenizer was loaded without an %s", what,
+                       dec ? "decoder" : "encoder");
+    for (int i = 0; i < n; i++)
+        if (s[i]->v != v) return vx_fail(err, VOCIS_E_ARG, "vibevoice vae: stream belongs to another tokenizer");
+    if (n <= 0) return VOCIS_OK;
+    many M = {.v = v, .n = n, .ss = s, .dec = dec};
+    vocis_status st = net_run_many(&M, dec ? &v->dec : &v->enc, in, dec ? 1 : v->cfg.hop, out,
+                                   nthreads < 1 ? 1 : nthreads, err);
+    free(M.col), free(M.fu), free(M.fh);
+    return st;
+}
+
+vocis_status vx_vv_vae_decode_steps(const vx_vv_vae *v, vx_vv_vae_stream *const *s, int n, const float *const *latent,
+                                    float *const *audio, int nthreads, vx_err *err) {
+    return steps_many(v, s, n, 1, latent, audio, nthreads, err);
+}
+
+vocis_status vx_vv_vae_encode_steps(const vx_vv_vae *v, vx_vv_vae_stream *const *s, int n, const float *const *audio,
+                                    float *const *mean, int nthreads, vx_err *err) {
+    return steps_many(v, s, n, 0, audio, mean, nthreads, err);
 }
 
 /* ------------------------------------------------------------------ public */

@@ -102,6 +102,12 @@ vocis_status vx_vv_vae_decode_step(const vx_vv_vae *v, vx_vv_vae_stream *s, cons
  * semantic encoder fed each decoded chunk). */
 vocis_status vx_vv_vae_encode_step(const vx_vv_vae *v, vx_vv_vae_stream *s, const float *audio, float *mean,
                                    int nthreads, vx_err *err);
+/* One step of each of n streams at once (continuous batching: the wide, few-row layers read their
+ * weights once for all streams); each stream's output and state equal its own *_step call's. */
+vocis_status vx_vv_vae_decode_steps(const vx_vv_vae *v, vx_vv_vae_stream *const *s, int n, const float *const *latent,
+                                    float *const *audio, int nthreads, vx_err *err);
+vocis_status vx_vv_vae_encode_steps(const vx_vv_vae *v, vx_vv_vae_stream *const *s, int n, const float *const *audio,
+                                    float *const *mean, int nthreads, vx_err *err);
 
 /* The work of one decode step (decoder = 1) or encode step (0), for benchmarks: *bytes = the
  * weights read (once per column tile, as the step reads them) and the streaming state (conv caches
