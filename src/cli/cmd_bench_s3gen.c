@@ -713,8 +713,8 @@ int bench_serve(int argc, char **argv) {
                       "                         [--seconds S] [--threads N]\n\n"
                       "Continuous batching of concurrent Chatterbox requests on random weights at the\n"
                       "release's dimensions: T3 sequence-steps per second and audio seconds per wall second\n"
-                      "at each concurrency level. VibeVoice and Realtime requests run one at a time (not\n"
-                      "batched yet), so they have no level to compare.");
+                      "at each concurrency level. VibeVoice and Realtime batch too: their figures come from\n"
+                      "vocis bench vibevoice --synthetic 1.5b|7b|realtime-0.5b --concurrency 1,2,4.");
     if (r) return r == 1 ? 0 : 2;
     int prec;
     if ((r = bench_common_args(synthetic, &threads, precision, &prec))) return r;
