@@ -503,3 +503,22 @@ void vx_tf_record_free(vx_tf_record *r) {
     free(r->layers);
     memset(r, 0, sizeof *r);
 }
+
+vocis_status vx_tf_forward_pairs(const vx_tf *tf, vx_kv_cache *const *kvs, float *const *pairs, int n, int nthreads,
+                                 vx_err *err) {
+    if (n <= 0) return VOCIS_OK;
+    const int64_t H = tf->dim;
+    float *x = malloc(sizeof(float) * (size_t)(2 * n * H));
+    vx_kv_cache **kv2 = malloc(sizeof *kv2 * (size_t)(2 * n));
+    int *seqs = malloc(sizeof(int) * (size_t)(2 * n));
+    int64_t *ns = malloc(sizeof(int64_t) * (size_t)(2 * n));
+    vocis_status st = x && kv2 && seqs && ns ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    for (int i = 0; i < n && !st; i++) {
+        memcpy(x + (size_t)(2 * i) * H, pairs[i], sizeof(float) * (size_t)(2 * H));
+        for (int j = 0; j < 2; j++) kv2[2 * i + j] = kvs[i], seqs[2 * i + j] = j, ns[2 * i + j] = 1;
+    }
+    if (!st) st = vx_tf_forward_steps_kvs(tf, kv2, seqs, 2 * n, ns, x, nthreads, err);
+    for (int i = 0; i < n && !st; i++) memcpy(pairs[i], x + (size_t)(2 * i) * H, sizeof(float) * (size_t)(2 * H));
+    free(x), free(kv2), free(seqs), free(ns);
+    return st;
+}

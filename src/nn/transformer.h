@@ -143,6 +143,10 @@ vocis_status vx_tf_forward_steps(const vx_tf *tf, vx_kv_cache *kv, const int *se
  * batching of requests that each own a cache; caches of either storage type may be mixed). */
 vocis_status vx_tf_forward_steps_kvs(const vx_tf *tf, vx_kv_cache *const *kvs, const int *seqs, int nseq,
                                      const int64_t *ns, float *x, int nthreads, vx_err *err);
+/* The CFG pairs of n caches in one such forward: pairs[i] ([2][dim], in place) is one position of
+ * slots 0 and 1 of kvs[i] (VibeVoice's positive and negative branch of each request). */
+vocis_status vx_tf_forward_pairs(const vx_tf *tf, vx_kv_cache *const *kvs, float *const *pairs, int n, int nthreads,
+                                 vx_err *err);
 
 /* Records every layer's output of a forward call (for stage dumps): pass
  * vx_tf_record_hook with the recorder as `user`. layers[l] is [nseq][len][dim]. */

@@ -655,34 +655,22 @@ vocis_status vx_vv_gen_step_many(vx_vv_gen *const *gens, int n, int nthreads, vx
         if (st) gen_fail(g, st, NULL);
     }
     VX_TRY(gens_sample(gens, n, nthreads, err));
-    for (int i = 0; i < n; i++) k += !gens[i]->done;
-    if (k == 0) return VOCIS_OK;
-    const vx_vv_model *m = gens[0]->m;
-    const int64_t H = m->lm.tf.dim;
-    float *x = malloc(sizeof(float) * (size_t)(2 * k * H));
-    vx_kv_cache **kvs = malloc(sizeof *kvs * (size_t)(2 * k));
-    int *seqs = malloc(sizeof(int) * (size_t)(2 * k));
-    int64_t *ns = malloc(sizeof(int64_t) * (size_t)(2 * k));
-    vocis_status st = x && kvs && seqs && ns ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    int r = 0;
-    for (int i = 0; i < n && !st; i++) {
-        vx_vv_gen *g = gens[i];
-        if (g->done) continue;
-        memcpy(x + (size_t)r * H, g->pair, sizeof(float) * (size_t)(2 * H));
-        for (int j = 0; j < 2; j++, r++) kvs[r] = &g->kv, seqs[r] = j, ns[r] = 1;
+    vx_kv_cache **kvs = malloc(sizeof *kvs * (size_t)(n > 0 ? n : 1));
+    float **pairs = malloc(sizeof *pairs * (size_t)(n > 0 ? n : 1));
+    vx_vv_gen **who = malloc(sizeof *who * (size_t)(n > 0 ? n : 1));
+    if (!kvs || !pairs || !who) {
+        free(kvs), free(pairs), free(who);
+        return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     }
+    for (int i = 0; i < n; i++)
+        if (!gens[i]->done) who[k] = gens[i], kvs[k] = &gens[i]->kv, pairs[k] = gens[i]->pair, k++;
     /* one forward for every pair: each row computed as its own one-position step would be */
-    if (!st) st = vx_tf_forward_steps_kvs(&m->lm.tf, kvs, seqs, 2 * k, ns, x, nthreads, err);
-    r = 0;
-    for (int i = 0; i < n && !st; i++) {
-        vx_vv_gen *g = gens[i];
-        if (g->done) continue;
-        memcpy(g->pair, x + (size_t)r * H, sizeof(float) * (size_t)(2 * H));
-        r += 2;
-        vocis_status gs = gen_after_forward(g, &g->err);
-        if (gs) gen_fail(g, gs, NULL);
+    vocis_status st = k ? vx_tf_forward_pairs(&gens[0]->m->lm.tf, kvs, pairs, k, nthreads, err) : VOCIS_OK;
+    for (int i = 0; i < k && !st; i++) {
+        vocis_status gs = gen_after_forward(who[i], &who[i]->err);
+        if (gs) gen_fail(who[i], gs, NULL);
     }
-    free(x), free(kvs), free(seqs), free(ns);
+    free(kvs), free(pairs), free(who);
     return st;
 }
 

@@ -749,35 +749,23 @@ vocis_status vx_rt_sessions_step(vx_rt_session *const *ss, int n, int nthreads, 
         if (st) session_fail(s, st, &e);
     }
     VX_TRY(sessions_sample(ss, n, nthreads, err));
-    for (int i = 0; i < n; i++) k += ss[i]->in_pair;
-    if (k == 0) return VOCIS_OK;
-    const vx_rt_model *m = ss[0]->m;
-    const int64_t H = m->upper.dim;
-    float *x = malloc(sizeof(float) * (size_t)(2 * k * H));
-    vx_kv_cache **kvs = malloc(sizeof *kvs * (size_t)(2 * k));
-    int *seqs = malloc(sizeof(int) * (size_t)(2 * k));
-    int64_t *ns = malloc(sizeof(int64_t) * (size_t)(2 * k));
-    vocis_status st = x && kvs && seqs && ns ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    int r = 0;
-    for (int i = 0; i < n && !st; i++) {
-        vx_rt_session *s = ss[i];
-        if (!s->in_pair) continue;
-        memcpy(x + (size_t)r * H, s->pair, sizeof(float) * (size_t)(2 * H));
-        for (int j = 0; j < 2; j++, r++) kvs[r] = &s->ku, seqs[r] = j, ns[r] = 1;
+    vx_kv_cache **kvs = malloc(sizeof *kvs * (size_t)(n > 0 ? n : 1));
+    float **pairs = malloc(sizeof *pairs * (size_t)(n > 0 ? n : 1));
+    vx_rt_session **who = malloc(sizeof *who * (size_t)(n > 0 ? n : 1));
+    if (!kvs || !pairs || !who) {
+        free(kvs), free(pairs), free(who);
+        return vx_fail(err, VOCIS_E_NOMEM, "out of memory");
     }
+    for (int i = 0; i < n; i++)
+        if (ss[i]->in_pair) who[k] = ss[i], kvs[k] = &ss[i]->ku, pairs[k] = ss[i]->pair, k++;
     /* one forward for every pair, each row computed as its own one-position step would be */
-    if (!st) st = vx_tf_forward_steps_kvs(&m->upper, kvs, seqs, 2 * k, ns, x, nthreads, err);
-    r = 0;
-    for (int i = 0; i < n && !st; i++) {
-        vx_rt_session *s = ss[i];
-        if (!s->in_pair) continue;
-        memcpy(s->pair, x + (size_t)r * H, sizeof(float) * (size_t)(2 * H));
-        r += 2;
+    vocis_status st = k ? vx_tf_forward_pairs(&ss[0]->m->upper, kvs, pairs, k, nthreads, err) : VOCIS_OK;
+    for (int i = 0; i < k && !st; i++) {
         vx_err e = {0};
-        const vocis_status fs = frame_after_pair(s, &e);
-        if (fs) session_fail(s, fs, &e);
+        const vocis_status fs = frame_after_pair(who[i], &e);
+        if (fs) session_fail(who[i], fs, &e);
     }
-    free(x), free(kvs), free(seqs), free(ns);
+    free(kvs), free(pairs), free(who);
     return st;
 }
 
