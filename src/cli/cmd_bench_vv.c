@@ -137,7 +137,7 @@ int bench_vv_realtime(int threads, int frames, int steps, const char *dtype, con
  * call), their acoustic decodes and semantic encodes (one σ-VAE step each for all N streams), for
  * each N in conc; t_own: a frame's parts that run per request (the connectors). */
 static vocis_status bench_concurrency(vv_parts *p, const vx_dpm *dpm, const int64_t *conc, int nconc, int64_t ctx,
-                                      int frames, double t_own, int threads, vx_err *err) {
+                                      int frames, double t_own, int threads, const bench_limits *lim, vx_err *err) {
     const vx_tf *tf = &p->lm.tf;
     const int64_t H = tf->dim;
     vocis_status st = VOCIS_OK;
@@ -207,12 +207,23 @@ static vocis_status bench_concurrency(vv_parts *p, const vx_dpm *dpm, const int6
             if (N == 1) solo = step, solo_frame = step + diff + codec + t_own;
             /* one LM step, diffusion, decode and encode of all N requests, then each one's connectors */
             const double frame_s = step + diff + codec + N * t_own;
-            printf("lm_pairs_c%d: %.1f pair-steps/s (%d requests: one batched step %.1f ms)\n", N, N / step, N,
-                   1e3 * step);
+            /* the batched step's work: the weights once, N requests' rows (diffusion and σ-VAE: the
+             * weights counted once, as the stacked layers read them; FLOPs N times) */
+            char nl[256], nd[256], nc[256];
+            bench_work wl = bench_tf_decode(tf, 2 * N, (double)ctx, (double)vx_kv_bytes_per_token(tf));
+            bench_work wd = bench_vv_diffusion_work(p->head, dpm->n_steps), wa = bench_vv_vae_work(p->acoustic, 1),
+                       ws = bench_vv_vae_work(p->semantic, 0);
+            wd.flops *= N;
+            const bench_work wc = {wa.bytes + ws.bytes, N * (wa.flops + ws.flops), wa.bf16};
+            bench_limit_note(nl, sizeof nl, lim, wl, "step", step);
+            bench_limit_note(nd, sizeof nd, lim, wd, "call", diff);
+            bench_limit_note(nc, sizeof nc, lim, wc, "step", codec);
+            printf("lm_pairs_c%d: %.1f pair-steps/s (%d requests: one batched step %.1f ms; %s)\n", N, N / step, N,
+                   1e3 * step, nl);
             if (solo > 0 && N > 1) printf("lm_pairs_c%d_vs_c1: %.2f x\n", N, N * solo / step);
-            printf("diffusion_c%d: %.1f ms (the %d frames' diffusions in one batched call)\n", N, 1e3 * diff, N);
-            printf("codec_c%d: %.1f ms (the %d frames' acoustic decodes and semantic encodes, one step each)\n", N,
-                   1e3 * codec, N);
+            printf("diffusion_c%d: %.1f ms (the %d frames' diffusions in one batched call; %s)\n", N, 1e3 * diff, N, nd);
+            printf("codec_c%d: %.1f ms (the %d frames' acoustic decodes and semantic encodes, one step each; %s)\n", N,
+                   1e3 * codec, N, nc);
             printf("frames_c%d: %.2f frames/s summed (LM step + diffusion + decode/encode + %d x %.1f ms of "
                    "connectors)\n",
                    N, N / frame_s, N, 1e3 * t_own);
@@ -393,7 +404,8 @@ int bench_vibevoice(int argc, char **argv) {
         fflush(stdout);
     }
 
-    if (nconc && (st = bench_concurrency(&p, &dpm, conc, nconc, ctxs[0], frames, t_own, threads, &err))) goto done;
+    if (nconc && (st = bench_concurrency(&p, &dpm, conc, nconc, ctxs[0], frames, t_own, threads, &lim, &err)))
+        goto done;
 
     /* one-off prompt costs */
     const int64_t nv = 10 * 24000, fv = nv / hop;
