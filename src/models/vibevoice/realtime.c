@@ -443,6 +443,7 @@ struct vx_rt_session {
     int mid, frame;   /* a window in progress, and its frames done */
     int in_pair;      /* this step runs the session's pair */
     int want_latent;  /* this step waits for its diffusion */
+    int64_t text_rows; /* this step starts a window with these text rows (in x) */
     const float *inj; /* its injected noise, if any */
     float noise[512]; /* the noise its diffusion used (trace) */
     vocis_status st;  /* its failure (err holds the message) */
@@ -570,9 +571,12 @@ static int session_ready(const vx_rt_session *s) {
                                      (s->ntok - s->consumed >= VX_RT_TEXT_WINDOW || s->text_done)));
 }
 
-static vocis_status window_text(vx_rt_session *s, int nt, vx_err *err) {
+/* The text part of a new window: its tokens (up to five) embedded into s->x, s->text_rows of them
+ * (0: no text left, or the length cap ended the session). */
+static vocis_status window_text_take(vx_rt_session *s, vx_err *err) {
     const vx_rt_model *m = s->m;
     const int64_t H = m->upper.dim;
+    s->text_rows = 0;
     int64_t chunk = s->ntok - s->consumed;
     if (chunk > VX_RT_TEXT_WINDOW) chunk = VX_RT_TEXT_WINDOW;
     if (chunk <= 0) return VOCIS_OK;
@@ -591,13 +595,58 @@ static vocis_status window_text(vx_rt_session *s, int nt, vx_err *err) {
     for (int64_t i = 0; i < chunk; i++)
         vx_to_f32(s->x + i * H, (const char *)m->embed.data + (size_t)ids[i] * (size_t)H * es, m->embed.dtype,
                   (size_t)H);
-    VX_TRY(vx_tf_forward(&m->lower, &s->kl, (const int[]){0}, 1, chunk, s->x, nt, NULL, NULL, err));
-    TRACE(TR_LOWER, s->x, chunk * H);
-    for (int64_t i = 0; i < chunk; i++)
-        for (int64_t j = 0; j < H; j++) s->x[i * H + j] += m->types[H + j];
-    VX_TRY(vx_tf_forward(&m->upper, &s->ku, (const int[]){0}, 1, chunk, s->x, nt, NULL, NULL, err));
-    vx_tf_final_norm(&m->upper, s->hpos, s->x + (chunk - 1) * H, 1);
+    s->text_rows = chunk;
     return VOCIS_OK;
+}
+
+/* The text parts of every session that starts a window with text: one forward of the lower stack,
+ * then one of the upper stack (positive cache), over all their rows, each position computed as its
+ * own one-position step (so a session's rows do not depend on the others'). */
+static vocis_status sessions_text(vx_rt_session *const *ss, int n, int nthreads, vx_err *err) {
+    int k = 0;
+    int64_t R = 0;
+    for (int i = 0; i < n; i++)
+        if (ss[i]->text_rows > 0) k++, R += ss[i]->text_rows;
+    if (k == 0) return VOCIS_OK;
+    const vx_rt_model *m = ss[0]->m;
+    const int64_t H = m->upper.dim;
+    float *x = malloc(sizeof(float) * (size_t)(R * H));
+    vx_kv_cache **kl = malloc(sizeof *kl * (size_t)k), **ku = malloc(sizeof *ku * (size_t)k);
+    int *seqs = calloc((size_t)k, sizeof(int));
+    int64_t *ns = malloc(sizeof(int64_t) * (size_t)k);
+    vocis_status st = x && kl && ku && seqs && ns ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    int64_t r = 0;
+    for (int i = 0, j = 0; i < n && !st; i++) {
+        vx_rt_session *s = ss[i];
+        if (s->text_rows <= 0) continue;
+        memcpy(x + r * H, s->x, sizeof(float) * (size_t)(s->text_rows * H));
+        kl[j] = &s->kl, ku[j] = &s->ku, ns[j++] = s->text_rows;
+        r += s->text_rows;
+    }
+    if (!st) st = vx_tf_forward_steps_kvs(&m->lower, kl, seqs, k, ns, x, nthreads, err);
+    r = 0;
+    for (int i = 0; i < n && !st; i++) {
+        vx_rt_session *s = ss[i];
+        if (s->text_rows <= 0) continue;
+        if (s->o.trace && vx_flist_add(&s->tr[TR_LOWER], x + r * H, s->text_rows * H)) {
+            st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+            break;
+        }
+        r += s->text_rows;
+    }
+    for (int64_t i = 0; i < R && !st; i++)
+        for (int64_t j = 0; j < H; j++) x[i * H + j] += m->types[H + j];
+    if (!st) st = vx_tf_forward_steps_kvs(&m->upper, ku, seqs, k, ns, x, nthreads, err);
+    r = 0;
+    for (int i = 0; i < n && !st; i++) {
+        vx_rt_session *s = ss[i];
+        if (s->text_rows <= 0) continue;
+        r += s->text_rows;
+        vx_tf_final_norm(&m->upper, s->hpos, x + (r - 1) * H, 1);
+        s->text_rows = 0;
+    }
+    free(x), free(kl), free(ku), free(seqs), free(ns);
+    return st;
 }
 
 /* The next step of a ready session up to its diffusion (s->want_latent; 0: the length cap ended it
@@ -605,8 +654,8 @@ static vocis_status window_text(vx_rt_session *s, int nt, vx_err *err) {
 static vocis_status frame_start(vx_rt_session *s, int nt, vx_err *err) {
     const int64_t D = vx_vv_vae_dim(s->m->acoustic);
     s->want_latent = 0;
-    if (!s->mid) {
-        VX_TRY(window_text(s, nt, err));
+    if (!s->mid) { /* its text rows, if any, run in sessions_text */
+        VX_TRY(window_text_take(s, err));
         if (s->capped) return VOCIS_OK;
         s->mid = 1;
         s->frame = 0;
@@ -746,8 +795,9 @@ vocis_status vx_rt_sessions_step(vx_rt_session *const *ss, int n, int nthreads, 
         if (!session_ready(s)) continue;
         vx_err e = {0};
         const vocis_status st = frame_start(s, nthreads, &e);
-        if (st) session_fail(s, st, &e);
+        if (st) session_fail(s, st, &e), s->text_rows = 0;
     }
+    VX_TRY(sessions_text(ss, n, nthreads, err));
     VX_TRY(sessions_sample(ss, n, nthreads, err));
     vx_kv_cache **kvs = malloc(sizeof *kvs * (size_t)(n > 0 ? n : 1));
     float **pairs = malloc(sizeof *pairs * (size_t)(n > 0 ? n : 1));
