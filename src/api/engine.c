@@ -126,9 +126,16 @@ static vocis_status llama_create(vocis_model *m, void **b, vx_err *err) {
     return vx_t3_batch_new(&m->t3, VX_ENGINE_SLOTS, (vx_t3_batch **)b, err);
 }
 static void llama_destroy(void *b) { vx_t3_batch_free(b); }
-static vocis_status llama_add(void *b, const void *req, int nthreads, int *id, vx_err *err) {
+/* the prefill into the request's own cache on the caller's thread, while the batch steps; add copies
+ * its K/V into a slot */
+static vocis_status llama_prepare(vocis_model *m, const void *req, int nthreads, void **prep, vx_err *err) {
     const llama_req *r = req;
-    return vx_t3_batch_add(b, r->c, r->ids, r->n_ids, r->s, r->rng, nthreads, id, err);
+    return vx_t3_batch_prepare(&m->t3, r->c, r->ids, r->n_ids, r->s, r->rng, nthreads, (vx_t3_prep **)prep, err);
+}
+static void llama_discard(void *prep) { vx_t3_prep_free(prep); }
+static vocis_status llama_add(void *b, const void *prep, int nthreads, int *id, vx_err *err) {
+    (void)nthreads;
+    return vx_t3_batch_put(b, (vx_t3_prep *)prep, id, err);
 }
 static int llama_free_slots(const void *b) { return vx_t3_batch_free_slots(b); }
 static int llama_done(const void *b, int id) { return vx_t3_batch_done(b, id); }
@@ -143,8 +150,8 @@ static vocis_status llama_take(void *b, int id, void *out, vx_err *err) {
     return vx_t3_batch_take(b, id, o->tokens, o->n, err);
 }
 static void llama_drop(void *b, int id) { vx_t3_batch_drop(b, id); }
-static const vx_batch_ops llama_ops = {llama_create, llama_destroy, llama_add,  llama_free_slots,
-                                       llama_done,   llama_step,    llama_take, llama_drop};
+static const vx_batch_ops llama_ops = {llama_create, llama_destroy, llama_add,  llama_free_slots, llama_done,
+                                       llama_step,   llama_take,    llama_drop, llama_prepare,    llama_discard};
 
 vocis_status vx_api_t3_generate(vocis_model *m, const vx_t3_cond *c, const int32_t *ids, int n_ids,
                                 const vx_t3_sampling *s, vx_rng *rng, int32_t **tokens, int *n_tokens, vx_err *err) {

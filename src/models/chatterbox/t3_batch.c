@@ -176,75 +176,129 @@ static void prefix_import(void *user, const void *value, size_t n) {
  * share it): from the model's voice cache, else computed as its own
  * forward of one sequence and cached. Always its own forward, so a cached
  * prefix has the bits of a computed one. */
-static vocis_status prefill_prefix(vx_t3_batch *b, const vx_t3_cond *c, const int *seqs, int nseq, int nthreads,
-                                   vx_err *err) {
-    const vx_t3 *t3 = b->t3;
+static vocis_status prefill_prefix(const vx_t3 *t3, vx_kv_cache *kv, const vx_t3_cond *c, const int *seqs, int nseq,
+                                   int nthreads, vx_err *err) {
     const int lc = vx_t3_cond_len(t3, c);
     vx_keybuf key = {0};
     if (t3->prefix_cache) prefix_key(t3, c, &key);
-    prefix_in in = {&b->kv, seqs, nseq, lc, VOCIS_OK, err};
+    prefix_in in = {kv, seqs, nseq, lc, VOCIS_OK, err};
     if (key.n && vx_prefix_cache_get(t3->prefix_cache, key.p, key.n, prefix_import, &in)) {
         vx_keybuf_free(&key);
         return in.st;
     }
     float *x = vx_malloc(err, sizeof(float) * (size_t)lc * (size_t)t3->dim, "T3 conditioning");
-    void *span = x ? vx_malloc(err, vx_kv_span_bytes(&b->kv, lc), "T3 conditioning K/V") : NULL;
+    void *span = x ? vx_malloc(err, vx_kv_span_bytes(kv, lc), "T3 conditioning K/V") : NULL;
     int len_cond;
     vocis_status st = span ? VOCIS_OK : VOCIS_E_NOMEM;
     if (!st) st = vx_t3_cond_encode(t3, c, x, &len_cond, NULL, NULL, nthreads, err);
-    if (!st) st = vx_tf_forward(&t3->tf, &b->kv, seqs, 1, lc, x, nthreads, NULL, NULL, err);
+    if (!st) st = vx_tf_forward(&t3->tf, kv, seqs, 1, lc, x, nthreads, NULL, NULL, err);
     if (!st) {
-        vx_kv_export(&b->kv, seqs[0], lc, span);
-        if (nseq == 2) st = vx_kv_import(&b->kv, seqs[1], lc, span, err);
-        if (!st && key.n) vx_prefix_cache_put(t3->prefix_cache, key.p, key.n, span, vx_kv_span_bytes(&b->kv, lc));
+        vx_kv_export(kv, seqs[0], lc, span);
+        if (nseq == 2) st = vx_kv_import(kv, seqs[1], lc, span, err);
+        if (!st && key.n) vx_prefix_cache_put(t3->prefix_cache, key.p, key.n, span, vx_kv_span_bytes(kv, lc));
     }
     free(x), free(span);
     vx_keybuf_free(&key);
     return st;
 }
 
-vocis_status vx_t3_batch_add(vx_t3_batch *b, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
-                             const vx_t3_sampling *s, vx_rng *rng, int nthreads, int *id, vx_err *err) {
+struct vx_t3_prep {
+    vx_kv_cache kv; /* the request's own: its CFG rows in sequences 0 (and 1) */
+    int nseq;
+    int64_t len;    /* positions prefilled */
+    float *logits;  /* [nseq][V] */
+    vx_t3_sampling s;
+    vx_rng *rng;
+};
+
+void vx_t3_prep_free(vx_t3_prep *p) {
+    if (!p) return;
+    vx_kv_free(&p->kv);
+    free(p->logits);
+    free(p);
+}
+
+vocis_status vx_t3_batch_prepare(const vx_t3 *t3, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
+                                 const vx_t3_sampling *s, vx_rng *rng, int nthreads, vx_t3_prep **out, vx_err *err) {
+    *out = NULL;
+    VX_TRY(check_request(t3, text_ids, n_text, s, err));
+    vx_t3_prep *p = vx_calloc(err, 1, sizeof *p, "T3 request");
+    if (!p) return VOCIS_E_NOMEM;
+    p->s = *s;
+    p->rng = rng;
+    p->nseq = s->cfg_weight > 0 ? 2 : 1;
+    const int D = t3->dim, V = (int)t3->speech_head.rows;
+    const int64_t n = n_text + 2; /* after the conditioning prefix */
+    const int seqs[2] = {0, 1};
+    p->logits = malloc(sizeof(float) * (size_t)p->nseq * V);
+    float *x = vx_calloc(err, (size_t)p->nseq * n * D, sizeof(float), "T3 prefill");
+    vocis_status st = p->logits && x ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    if (!st) st = vx_kv_init(&p->kv, &t3->tf, 2, 0, err);
+    if (!st) st = prefill_prefix(t3, &p->kv, c, seqs, p->nseq, nthreads, err);
+    if (!st) {
+        vx_t3_text_embeds(t3, text_ids, n_text, p->nseq, x);
+        st = vx_tf_forward(&t3->tf, &p->kv, seqs, p->nseq, n, x, nthreads, NULL, NULL, err);
+    }
+    if (!st) st = vx_t3_head_logits(t3, x, p->nseq, n, p->logits, nthreads, err);
+    free(x);
+    if (st) {
+        vx_t3_prep_free(p);
+        return st;
+    }
+    p->len = p->kv.len[0];
+    *out = p;
+    return VOCIS_OK;
+}
+
+vocis_status vx_t3_batch_put(vx_t3_batch *b, vx_t3_prep *p, int *id, vx_err *err) {
     *id = -1;
     const vx_t3 *t3 = b->t3;
-    VX_TRY(check_request(t3, text_ids, n_text, s, err));
     int k = 0;
     while (k < b->max_req && b->r[k].used) k++;
     if (k == b->max_req) return vx_fail(err, VOCIS_E_ARG, "T3 batch: all %d request slots are taken", b->max_req);
     req *q = &b->r[k];
     memset(q, 0, sizeof *q);
     q->used = 1;
-    q->s = *s;
-    q->rng = rng;
-    q->nseq = s->cfg_weight > 0 ? 2 : 1;
-    q->max_new = s->max_new_tokens > t3->speech_pos.rows - 1 ? (int)t3->speech_pos.rows - 1 : s->max_new_tokens;
-    const int D = t3->dim, V = (int)t3->speech_head.rows;
+    q->s = p->s;
+    q->rng = p->rng;
+    q->nseq = p->nseq;
+    q->max_new = p->s.max_new_tokens > t3->speech_pos.rows - 1 ? (int)t3->speech_pos.rows - 1 : p->s.max_new_tokens;
     q->out = malloc(sizeof(int32_t) * (size_t)(q->max_new + 1));
     q->hist = malloc(sizeof(int32_t) * (size_t)(q->max_new + 2 + VX_SPEC_KMAX));
-    vx_spec_ctl_init(&q->ctl, t3->tf.n_layers > 0 && vx_spec_active(s->speculate, &t3->tf.layers[0].q)
-                                  ? s->speculate
+    vx_spec_ctl_init(&q->ctl, t3->tf.n_layers > 0 && vx_spec_active(p->s.speculate, &t3->tf.layers[0].q)
+                                  ? p->s.speculate
                                   : VX_SPEC_OFF);
-    q->logits = malloc(sizeof(float) * (size_t)q->nseq * V);
-    const int64_t n = n_text + 2; /* after the conditioning prefix */
-    float *x = vx_calloc(err, (size_t)q->nseq * n * D, sizeof(float), "T3 prefill");
-    vocis_status st = VOCIS_OK;
-    if (!q->out || !q->hist || !q->logits || !x) st = vx_fail(err, VOCIS_E_NOMEM, "out of memory");
-    const int seqs[2] = {2 * k, 2 * k + 1};
-    for (int i = 0; i < 2; i++) vx_kv_reset(&b->kv, seqs[i]);
-    if (!st) st = prefill_prefix(b, c, seqs, q->nseq, nthreads, err);
-    if (!st) {
-        vx_t3_text_embeds(t3, text_ids, n_text, q->nseq, x);
-        st = vx_tf_forward(&t3->tf, &b->kv, seqs, q->nseq, n, x, nthreads, NULL, NULL, err);
+    /* the prefill's K/V into the request's slots (a copy: the batch's cache may grow while it steps) */
+    void *span = malloc(vx_kv_span_bytes(&b->kv, p->len));
+    vocis_status st = q->out && q->hist && span ? VOCIS_OK : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    for (int i = 0; i < 2; i++) vx_kv_reset(&b->kv, 2 * k + i);
+    for (int i = 0; i < p->nseq && !st; i++) {
+        vx_kv_export(&p->kv, i, p->len, span);
+        st = vx_kv_import(&b->kv, 2 * k + i, p->len, span, err);
     }
-    if (!st) st = vx_t3_head_logits(t3, x, q->nseq, n, q->logits, nthreads, err);
-    free(x);
+    free(span);
     if (st) {
         req_release(b, k);
         return st;
     }
+    q->logits = p->logits; /* taken over */
+    p->logits = NULL;
+    vx_t3_prep_free(p);
     q->hist[q->nhist++] = t3->cfg.start_speech_token;
     *id = k;
     return VOCIS_OK;
+}
+
+vocis_status vx_t3_batch_add(vx_t3_batch *b, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
+                             const vx_t3_sampling *s, vx_rng *rng, int nthreads, int *id, vx_err *err) {
+    *id = -1;
+    if (!vx_t3_batch_free_slots(b))
+        return vx_fail(err, VOCIS_E_ARG, "T3 batch: all %d request slots are taken", b->max_req);
+    vx_t3_prep *p;
+    VX_TRY(vx_t3_batch_prepare(b->t3, c, text_ids, n_text, s, rng, nthreads, &p, err));
+    vocis_status st = vx_t3_batch_put(b, p, id, err);
+    if (st) vx_t3_prep_free(p);
+    return st;
 }
 
 /* A draw of plain decoding from a forward's rows for request q: lc the

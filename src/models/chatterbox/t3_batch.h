@@ -27,6 +27,15 @@ void vx_t3_batch_free(vx_t3_batch *b);
  * is taken. Fails when all slots are taken (VOCIS_E_ARG) or on bad input. */
 vocis_status vx_t3_batch_add(vx_t3_batch *b, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
                              const vx_t3_sampling *s, vx_rng *rng, int nthreads, int *id, vx_err *err);
+/* vx_t3_batch_add in two parts, so that the prefill may run while the batch steps: the request's
+ * prefill into a cache of its own and its first logits (any thread; the same bits as in the
+ * batch), then its admission (its K/V copied into a slot; on success the batch owns what p held
+ * and frees p). */
+typedef struct vx_t3_prep vx_t3_prep;
+vocis_status vx_t3_batch_prepare(const vx_t3 *t3, const vx_t3_cond *c, const int32_t *text_ids, int n_text,
+                                 const vx_t3_sampling *s, vx_rng *rng, int nthreads, vx_t3_prep **out, vx_err *err);
+vocis_status vx_t3_batch_put(vx_t3_batch *b, vx_t3_prep *p, int *id, vx_err *err);
+void vx_t3_prep_free(vx_t3_prep *p);
 /* Requests admitted and not finished. */
 int vx_t3_batch_active(const vx_t3_batch *b);
 /* Free request slots. */
