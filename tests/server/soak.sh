@@ -54,8 +54,9 @@ export -f one
 export URL SCRATCH
 rss() { awk '/VmRSS/ {print $2}' "/proc/$SRV_PID/status" 2>/dev/null; }
 
-# warm-up: every kind once, twice (caches, voice prefixes, lazily built drafts and batches)
-seq 0 39 | xargs -P 16 -I{} bash -c 'one {}' >"$SCRATCH/warmup.txt"
+# warm-up: every kind five times, 16 at a time (caches, voice prefixes, lazily built drafts and
+# batches, and the allocator's per-thread arenas of every connection and worker thread)
+seq 0 99 | xargs -P 16 -I{} bash -c 'one {}' >"$SCRATCH/warmup.txt"
 rss0=$(rss)
 t0=$(date +%s)
 seq 0 999 | xargs -P 16 -I{} bash -c 'one {}' >"$SCRATCH/results.txt"
