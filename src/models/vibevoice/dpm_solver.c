@@ -240,3 +240,26 @@ int vx_dpm_same(const vx_dpm *a, const vx_dpm *b) {
                       !memcmp(a->sigmas, b->sigmas, sizeof(float) * (size_t)(a->n_steps + 1)) &&
                       !memcmp(a->alphas_cumprod, b->alphas_cumprod, sizeof(float) * (size_t)a->n_train));
 }
+
+void vx_vv_sample_latents_any(const vx_vv_diffhead *h, const vx_dpm *const *d, const vx_vv_sample_req *q, int n,
+                              int nthreads, vocis_status *st, vx_err *err) {
+    const size_t nn = (size_t)(n > 0 ? n : 1);
+    vx_vv_sample_req *g = malloc(sizeof *g * nn);
+    int *who = malloc(sizeof *who * nn);
+    char *taken = calloc(nn, 1);
+    for (int i = 0; i < n; i++) st[i] = VOCIS_OK;
+    if (!g || !who || !taken) {
+        for (int i = 0; i < n; i++) st[i] = vx_fail(&err[i], VOCIS_E_NOMEM, "out of memory (sample_speech_tokens)");
+        n = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (taken[i]) continue;
+        int k = 0;
+        for (int j = i; j < n; j++) /* the group of request i's schedule */
+            if (!taken[j] && vx_dpm_same(d[i], d[j])) taken[j] = 1, who[k] = j, g[k++] = q[j];
+        vx_err e = {0};
+        const vocis_status gs = vx_vv_sample_latents(h, d[i], g, k, nthreads, &e);
+        for (int j = 0; j < k && gs; j++) st[who[j]] = gs, err[who[j]] = e;
+    }
+    free(g), free(who), free(taken);
+}

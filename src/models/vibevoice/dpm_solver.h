@@ -81,5 +81,9 @@ typedef struct vx_vv_sample_req {
 } vx_vv_sample_req;
 vocis_status vx_vv_sample_latents(const vx_vv_diffhead *h, const vx_dpm *d, const vx_vv_sample_req *q, int n,
                                   int nthreads, vx_err *err);
+/* The same for requests of any schedules (request i on d[i]): those on the same schedule
+ * (vx_dpm_same) share the calls. st[i] / err[i]: request i's failure. */
+void vx_vv_sample_latents_any(const vx_vv_diffhead *h, const vx_dpm *const *d, const vx_vv_sample_req *q, int n,
+                              int nthreads, vocis_status *st, vx_err *err);
 
 #endif

@@ -486,11 +486,11 @@ vocis_status vx_vv_gen_start(const vx_vv_model *m, const vx_vv_inputs *in, const
 
 int vx_vv_gen_done(const vx_vv_gen *g) { return g->done; }
 
-/* The step's token and everything it makes (a frame of audio for a diffusion token), up to the
- * next input, left in both rows of g->pair; done when the generation ends here. */
 static vocis_status gen_next_input(vx_vv_gen *g, int finished);
 
-/* A step up to its diffusion (g->want_latent) or, without one, up to the pair forward. */
+/* The step's token; a diffusion token leaves the step waiting for its latent (g->want_latent:
+ * gens_sample, then gen_after_latent), any other goes on to the next input, left in both rows of
+ * g->pair; done when the generation ends here. */
 static vocis_status gen_advance(vx_vv_gen *g, vx_err *err) {
     const vx_vv_model *m = g->m;
     const vx_vv_gen_opts *o = &g->o;
@@ -600,49 +600,48 @@ static vocis_status gens_sample(vx_vv_gen *const *gens, int n, int nthreads, vx_
     vx_vv_sample_req *q = malloc(sizeof *q * nn);
     vx_vv_sample_trace *tr = calloc(nn, sizeof *tr);
     vx_vv_gen **who = malloc(sizeof *who * nn);
-    char *taken = calloc(nn, 1);
+    const vx_dpm **d = malloc(sizeof *d * nn);
+    vocis_status *sst = malloc(sizeof *sst * nn);
+    vx_err *serr = calloc(nn, sizeof *serr);
     vx_vv_vae_stream **as = malloc(sizeof *as * nn), **ss = malloc(sizeof *ss * nn);
     const float **zin = malloc(sizeof *zin * nn), **pin = malloc(sizeof *pin * nn);
     float **pcm = malloc(sizeof *pcm * nn), **sem = malloc(sizeof *sem * nn);
-    vocis_status st = q && tr && who && taken && as && ss && zin && pin && pcm && sem
+    vocis_status st = q && tr && who && d && sst && serr && as && ss && zin && pin && pcm && sem
                           ? VOCIS_OK
                           : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    int k = 0; /* the generations waiting for a latent */
     for (int i = 0; i < n && !st; i++) {
-        vx_vv_gen *g = gens[i];
-        if (taken[i] || g->done || !g->want_latent) continue;
-        int k = 0;
-        for (int j = i; j < n; j++) { /* the group of gens[i]'s schedule */
-            vx_vv_gen *h = gens[j];
-            if (taken[j] || h->done || !h->want_latent || !vx_dpm_same(&g->dpm, &h->dpm)) continue;
-            taken[j] = 1;
-            who[k] = h;
-            tr[k] = (vx_vv_sample_trace){.init_noise = h->noise_used};
-            q[k] = (vx_vv_sample_req){h->hpos, h->hneg, h->o.cfg_scale, h->o.rng, h->inj, h->lat, &tr[k]};
-            k++;
-        }
-        vx_err e = {0};
-        const vocis_status ss_st = vx_vv_sample_latents(g->m->head, &g->dpm, q, k, nthreads, &e);
-        for (int j = 0; j < k && ss_st; j++) gen_fail(who[j], ss_st, &e);
-    }
-    int k = 0; /* the generations with a latent */
-    for (int i = 0; i < n && !st; i++) {
-        vx_vv_gen *g = gens[i];
-        if (g->done || !g->want_latent) continue;
-        for (int64_t j = 0; j < g->D; j++) g->z[j] = g->lat[j] / g->m->scaling - g->m->bias;
-        who[k] = g, as[k] = g->ast, ss[k] = g->sst, zin[k] = g->z, pcm[k] = g->pcm, pin[k] = g->pcm, sem[k] = g->sem;
+        vx_vv_gen *h = gens[i];
+        if (h->done || !h->want_latent) continue;
+        who[k] = h, d[k] = &h->dpm;
+        tr[k] = (vx_vv_sample_trace){.init_noise = h->noise_used};
+        q[k] = (vx_vv_sample_req){h->hpos, h->hneg, h->o.cfg_scale, h->o.rng, h->inj, h->lat, &tr[k]};
         k++;
     }
-    if (k > 0) {
+    if (k > 0) vx_vv_sample_latents_any(who[0]->m->head, d, q, k, nthreads, sst, serr);
+    int ok = 0; /* those with a latent */
+    for (int j = 0; j < k; j++) {
+        vx_vv_gen *g = who[j];
+        if (sst[j]) {
+            gen_fail(g, sst[j], &serr[j]);
+            continue;
+        }
+        for (int64_t i = 0; i < g->D; i++) g->z[i] = g->lat[i] / g->m->scaling - g->m->bias;
+        who[ok] = g, as[ok] = g->ast, ss[ok] = g->sst, zin[ok] = g->z, pcm[ok] = g->pcm, pin[ok] = g->pcm;
+        sem[ok++] = g->sem;
+    }
+    if (ok > 0) {
         const vx_vv_model *m = who[0]->m;
         vx_err e = {0};
-        vocis_status vs = vx_vv_vae_decode_steps(m->acoustic, as, k, zin, pcm, nthreads, &e);
-        if (!vs) vs = vx_vv_vae_encode_steps(m->semantic, ss, k, pin, sem, nthreads, &e);
-        for (int j = 0; j < k; j++) {
+        vocis_status vs = vx_vv_vae_decode_steps(m->acoustic, as, ok, zin, pcm, nthreads, &e);
+        if (!vs) vs = vx_vv_vae_encode_steps(m->semantic, ss, ok, pin, sem, nthreads, &e);
+        for (int j = 0; j < ok; j++) {
             const vocis_status gs = vs ? vs : gen_after_latent(who[j], &who[j]->err);
             if (gs) gen_fail(who[j], gs, vs ? &e : NULL);
         }
     }
-    free(q), free(tr), free(who), free(taken), free(as), free(ss), free(zin), free(pin), free(pcm), free(sem);
+    free(q), free(tr), free(who), free(d), free(sst), free(serr), free(as), free(ss), free(zin), free(pin), free(pcm),
+        free(sem);
     return st;
 }
 

@@ -559,12 +559,12 @@ static vocis_status add_tokens(vx_rt_session *s, const int32_t *ids, int64_t n, 
 #define TRACE(i, ptr, n) \
     if (s->o.trace && vx_flist_add(&s->tr[i], ptr, n)) return vx_fail(err, VOCIS_E_NOMEM, "out of memory")
 
-/* Upstream's window loop, cut where the upper stack runs the positive/negative pair, so that
- * several sessions' pairs can share one forward: a window is its text part (lower and upper stack
- * on up to five tokens, the session's own forward) and six speech frames; each frame is
- * frame_before_pair (diffusion, decode, connector, the audio), the pair forward, then
- * frame_after_pair (final norm and the EOS check). s->mid: a window is in progress, s->frame of
- * it done. */
+/* Upstream's window loop as steps that several sessions run together (vx_rt_sessions_step): a
+ * window is its text part (lower and upper stack on up to five tokens: window_text_take, then
+ * sessions_text for all sessions) and six speech frames; each frame is frame_start, the diffusion
+ * and decode of all sessions (sessions_sample), frame_before_pair (connector, the audio), ONE pair
+ * forward for all sessions, then frame_after_pair (final norm and the EOS check). s->mid: a window
+ * is in progress, s->frame of it done. */
 
 static int session_ready(const vx_rt_session *s) {
     return !s->failed && (s->mid || (!vx_rt_session_done(s) &&
@@ -651,7 +651,7 @@ static vocis_status sessions_text(vx_rt_session *const *ss, int n, int nthreads,
 
 /* The next step of a ready session up to its diffusion (s->want_latent; 0: the length cap ended it
  * in the window's text part). */
-static vocis_status frame_start(vx_rt_session *s, int nt, vx_err *err) {
+static vocis_status frame_start(vx_rt_session *s, vx_err *err) {
     const int64_t D = vx_vv_vae_dim(s->m->acoustic);
     s->want_latent = 0;
     if (!s->mid) { /* its text rows, if any, run in sessions_text */
@@ -739,51 +739,46 @@ static vocis_status sessions_sample(vx_rt_session *const *ss, int n, int nthread
     vx_vv_sample_req *q = malloc(sizeof *q * nn);
     vx_vv_sample_trace *tr = calloc(nn, sizeof *tr);
     vx_rt_session **who = malloc(sizeof *who * nn);
-    char *taken = calloc(nn, 1);
+    const vx_dpm **d = malloc(sizeof *d * nn);
+    vocis_status *sst = malloc(sizeof *sst * nn);
+    vx_err *serr = calloc(nn, sizeof *serr);
     vx_vv_vae_stream **as = malloc(sizeof *as * nn);
     const float **zin = malloc(sizeof *zin * nn);
     float **pcm = malloc(sizeof *pcm * nn);
-    vocis_status st = q && tr && who && taken && as && zin && pcm ? VOCIS_OK
-                                                                   : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    vocis_status st = q && tr && who && d && sst && serr && as && zin && pcm
+                          ? VOCIS_OK
+                          : vx_fail(err, VOCIS_E_NOMEM, "out of memory");
+    int k = 0; /* the sessions waiting for a latent */
     for (int i = 0; i < n && !st; i++) {
-        vx_rt_session *s = ss[i];
-        if (taken[i] || !s->want_latent) continue;
-        int k = 0;
-        for (int j = i; j < n; j++) { /* the group of ss[i]'s schedule */
-            vx_rt_session *t = ss[j];
-            if (taken[j] || !t->want_latent || !vx_dpm_same(&s->dpm, &t->dpm)) continue;
-            taken[j] = 1;
-            who[k] = t;
-            tr[k] = (vx_vv_sample_trace){.init_noise = t->noise};
-            q[k] = (vx_vv_sample_req){t->hpos, t->hneg, t->o.cfg_scale, t->inj ? NULL : t->o.rng, t->inj, t->lat,
-                                      &tr[k]};
-            k++;
-        }
-        vx_err e = {0};
-        const vocis_status ss_st = vx_vv_sample_latents(s->m->head, &s->dpm, q, k, nthreads, &e);
-        for (int j = 0; j < k && ss_st; j++) {
-            who[j]->want_latent = 0;
-            session_fail(who[j], ss_st, &e);
-        }
-    }
-    int k = 0; /* the sessions with a latent */
-    for (int i = 0; i < n && !st; i++) {
-        vx_rt_session *s = ss[i];
-        if (!s->want_latent) continue;
-        for (int64_t j = 0, D = vx_vv_vae_dim(s->m->acoustic); j < D; j++) s->z[j] = s->lat[j] / s->m->scaling - s->m->bias;
-        who[k] = s, as[k] = s->ast, zin[k] = s->z, pcm[k] = s->pcm;
+        vx_rt_session *t = ss[i];
+        if (!t->want_latent) continue;
+        who[k] = t, d[k] = &t->dpm;
+        tr[k] = (vx_vv_sample_trace){.init_noise = t->noise};
+        q[k] = (vx_vv_sample_req){t->hpos, t->hneg, t->o.cfg_scale, t->inj ? NULL : t->o.rng, t->inj, t->lat, &tr[k]};
         k++;
     }
-    if (k > 0) {
+    if (k > 0) vx_vv_sample_latents_any(who[0]->m->head, d, q, k, nthreads, sst, serr);
+    int ok = 0; /* those with a latent */
+    for (int j = 0; j < k; j++) {
+        vx_rt_session *s = who[j];
+        if (sst[j]) {
+            s->want_latent = 0;
+            session_fail(s, sst[j], &serr[j]);
+            continue;
+        }
+        for (int64_t i = 0, D = vx_vv_vae_dim(s->m->acoustic); i < D; i++) s->z[i] = s->lat[i] / s->m->scaling - s->m->bias;
+        who[ok] = s, as[ok] = s->ast, zin[ok] = s->z, pcm[ok++] = s->pcm;
+    }
+    if (ok > 0) {
         vx_err e = {0};
-        const vocis_status ds = vx_vv_vae_decode_steps(who[0]->m->acoustic, as, k, zin, pcm, nthreads, &e);
-        for (int j = 0; j < k; j++) {
+        const vocis_status ds = vx_vv_vae_decode_steps(who[0]->m->acoustic, as, ok, zin, pcm, nthreads, &e);
+        for (int j = 0; j < ok; j++) {
             vx_err fe = {0};
             const vocis_status fs = ds ? ds : frame_before_pair(who[j], nthreads, &who[j]->in_pair, &fe);
             if (fs) session_fail(who[j], fs, ds ? &e : &fe);
         }
     }
-    free(q), free(tr), free(who), free(taken), free(as), free(zin), free(pcm);
+    free(q), free(tr), free(who), free(d), free(sst), free(serr), free(as), free(zin), free(pcm);
     return st;
 }
 
@@ -794,7 +789,7 @@ vocis_status vx_rt_sessions_step(vx_rt_session *const *ss, int n, int nthreads, 
         s->in_pair = 0, s->want_latent = 0;
         if (!session_ready(s)) continue;
         vx_err e = {0};
-        const vocis_status st = frame_start(s, nthreads, &e);
+        const vocis_status st = frame_start(s, &e);
         if (st) session_fail(s, st, &e), s->text_rows = 0;
     }
     VX_TRY(sessions_text(ss, n, nthreads, err));
