@@ -21,7 +21,15 @@
  * f32 FMA peak (~150 GFLOP/s on 2 threads) the multiplies alone take as
  * long as reading 25 (bf16) or 50 GB/s (f32), about its whole read
  * bandwidth: no faster without cheaper arithmetic (bf16 products). Prefill
- * 2048 rows, 12 / 2 heads, hd 128: 62 ms (~210 GFLOP/s). */
+ * 2048 rows, 12 / 2 heads, hd 128: 62 ms (~210 GFLOP/s).
+ * The 6-head tiles in pair order (below) took the VibeVoice-1.5B pair's
+ * decode attention over 32K bf16 keys from 46 to 55 GFLOP/s on 1 thread and
+ * 74 to 86 on 2 (medians of 3 A/B runs, 28 layers, f32 peak ~236 on 2):
+ * each K/V vector is widened once for all 6 heads of a group (the 4 + 2 head
+ * tiles before widened K twice and V four times) with a shift and a mask
+ * instead of a zero-extend and a shift. In cache (4K keys, 1 thread) it runs
+ * at ~60 % of the f32 peak: the 16-lane sum of every dot product (~3 shuffle
+ * and add ops per 8 FMAs at hd 128) and the softmax take the rest. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -76,6 +84,12 @@ VX_INLINE void scores_1_t(int bf, float *s, const float *q, const void *k, int64
         for (; d < hd; d++) a += q[d] * ld1(k, kj + d, bf);
         s[j] = a * scale;
     }
+}
+
+/* max(m, s[0 .. nb−1]); a NaN score is passed over as by `s > m ? s : m` */
+static float maxof_1(const float *s, int64_t nb, float m) {
+    for (int64_t j = 0; j < nb; j++) m = s[j] > m ? s[j] : m;
+    return m;
 }
 
 static float expsum_1(float *s, int64_t nb, float m) {
@@ -152,55 +166,15 @@ VX_INLINE VX_TARGET_AVX2 void pv_2_t(int bf, float *o, const float *p, const voi
         for (int d = d0; d < hd; d++) o[d] += p[j] * ld1(v, j * ks + d, bf);
 }
 
-/* 16 elements at element offset i (masked lanes 0), widened to float32. */
-VX_INLINE VX_TARGET_AVX512 __m512 ld16m(const void *p, int64_t i, __mmask16 m, int bf) {
-    if (bf)
-        return _mm512_castsi512_ps(
-            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)p + i)), 16));
-    return _mm512_maskz_loadu_ps(m, (const float *)p + i);
-}
-VX_INLINE VX_TARGET_AVX512 __m512 ld16(const void *p, int64_t i, int bf) {
-    if (bf)
-        return _mm512_castsi512_ps(_mm512_slli_epi32(
-            _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)((const uint16_t *)p + i))), 16));
-    return _mm512_loadu_ps((const float *)p + i);
-}
-
-VX_INLINE VX_TARGET_AVX512 void scores_5_t(int bf, float *s, const float *q, const void *k, int64_t ks, int hd,
-                                           int64_t nb, float scale, int pf) {
-    int dv = hd & ~15;
-    __mmask16 tm = (__mmask16)((1u << (hd - dv)) - 1);
+static VX_TARGET_AVX512 float maxof_5(const float *s, int64_t nb, float m) {
+    __m512 acc = _mm512_set1_ps(m); /* max_ps(x, acc) keeps acc where x is NaN or not above it */
     int64_t j = 0;
-    for (; j + 4 <= nb; j += 4) { /* 4 keys at a time: independent FMA chains */
-        const int64_t k0 = j * ks, k1 = k0 + ks, k2 = k1 + ks, k3 = k2 + ks;
-        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-        if (pf) prefetch_rows(k, k0 + PF_KEYS * ks, 4, ks, hd, bf);
-        for (int d = 0; d < dv; d += 16) {
-            __m512 qv = _mm512_loadu_ps(q + d);
-            a0 = _mm512_fmadd_ps(qv, ld16(k, k0 + d, bf), a0);
-            a1 = _mm512_fmadd_ps(qv, ld16(k, k1 + d, bf), a1);
-            a2 = _mm512_fmadd_ps(qv, ld16(k, k2 + d, bf), a2);
-            a3 = _mm512_fmadd_ps(qv, ld16(k, k3 + d, bf), a3);
-        }
-        if (tm) {
-            __m512 qv = _mm512_maskz_loadu_ps(tm, q + dv);
-            a0 = _mm512_fmadd_ps(qv, ld16m(k, k0 + dv, tm, bf), a0);
-            a1 = _mm512_fmadd_ps(qv, ld16m(k, k1 + dv, tm, bf), a1);
-            a2 = _mm512_fmadd_ps(qv, ld16m(k, k2 + dv, tm, bf), a2);
-            a3 = _mm512_fmadd_ps(qv, ld16m(k, k3 + dv, tm, bf), a3);
-        }
-        s[j] = vx_hsum512(a0) * scale;
-        s[j + 1] = vx_hsum512(a1) * scale;
-        s[j + 2] = vx_hsum512(a2) * scale;
-        s[j + 3] = vx_hsum512(a3) * scale;
+    for (; j + 16 <= nb; j += 16) acc = _mm512_max_ps(_mm512_loadu_ps(s + j), acc);
+    if (j < nb) {
+        __mmask16 tm = (__mmask16)((1u << (nb - j)) - 1);
+        acc = _mm512_mask_max_ps(acc, tm, _mm512_maskz_loadu_ps(tm, s + j), acc);
     }
-    for (; j < nb; j++) {
-        const int64_t kj = j * ks;
-        __m512 a = _mm512_setzero_ps();
-        for (int d = 0; d < dv; d += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(q + d), ld16(k, kj + d, bf), a);
-        if (tm) a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tm, q + dv), ld16m(k, kj + dv, tm, bf), a);
-        s[j] = vx_hsum512(a) * scale;
-    }
+    return vx_hmax512(acc);
 }
 
 static VX_TARGET_AVX512 float expsum_5(float *s, int64_t nb, float m) {
@@ -221,8 +195,50 @@ static VX_TARGET_AVX512 float expsum_5(float *s, int64_t nb, float m) {
 }
 
 /* ---- AVX-512, several query heads of one KV group at once ----
- * Each loaded K/V vector feeds up to 4 heads, which halves the loads per
- * FMA; 4 heads × 4 keys dot products are reduced together (hsum4x4). */
+ * A tile is up to HT query heads of one KV group against 4 keys (scores) or
+ * one key at a time over 64 dims (pv): each K/V vector loaded and widened
+ * once feeds every head of the tile.
+ * Vectors hold 32-element chunks of a row in the "pair order": lanes l of e
+ * and o are elements 2l and 2l + 1 -- what a bf16 row gives with one shift
+ * and one mask, no shuffle. The scores of float32 rows use the same order
+ * (their chunks are permuted into it), so both storage types do the same
+ * arithmetic; pv's products are per output dim, so float32 V stays in place
+ * and only bf16 sums are permuted back. */
+#define HT 6 /* query heads per tile: 6 × 4 score accumulators, or 6 × 4 pv ones */
+
+/* Elements i .. i+31 of p (rem of them, the rest 0) in pair order. */
+VX_INLINE VX_TARGET_AVX512 void ld_pairs(const void *p, int64_t i, int rem, int bf, __m512 *e, __m512 *o) {
+    if (bf) {
+        const uint16_t *h = (const uint16_t *)p + i;
+        __m512i x = rem >= 32 ? _mm512_loadu_si512(h) : _mm512_maskz_loadu_epi16((__mmask32)((1u << rem) - 1), h);
+        *e = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
+        *o = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
+        return;
+    }
+    const float *f = (const float *)p + i;
+    __m512 lo, hi;
+    if (rem >= 32) {
+        lo = _mm512_loadu_ps(f);
+        hi = _mm512_loadu_ps(f + 16);
+    } else {
+        lo = _mm512_maskz_loadu_ps(rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1), f);
+        hi = rem > 16 ? _mm512_maskz_loadu_ps((__mmask16)((1u << (rem - 16)) - 1), f + 16) : _mm512_setzero_ps();
+    }
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    *e = _mm512_permutex2var_ps(lo, ev, hi);
+    *o = _mm512_permutex2var_ps(lo, od, hi);
+}
+
+/* Stores e / o (a chunk in pair order) at f as elements 0 .. rem−1 in place. */
+VX_INLINE VX_TARGET_AVX512 void st_pairs(float *f, int rem, __m512 e, __m512 o) {
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    __mmask16 m0 = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
+    __mmask16 m1 = rem >= 32 ? (__mmask16)0xffff : rem > 16 ? (__mmask16)((1u << (rem - 16)) - 1) : 0;
+    _mm512_mask_storeu_ps(f, m0, _mm512_permutex2var_ps(e, lo, o));
+    if (m1) _mm512_mask_storeu_ps(f + 16, m1, _mm512_permutex2var_ps(e, hi, o));
+}
 
 /* out lane 4a + b = Σ lanes of x[a][b]. */
 VX_INLINE VX_TARGET_AVX512 __m512 hsum4x4(__m512 x[4][4]) {
@@ -244,105 +260,151 @@ VX_INLINE VX_TARGET_AVX512 __m512 hsum4x4(__m512 x[4][4]) {
                          _mm512_shuffle_f32x4(q01, q23, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-/* s[a·sst + j] = scale · q_a·k_j for HN ≤ 4 heads (q_a = q + a·hd) and 4
- * keys at a time; keys past the last multiple of 4 one at a time. HN is a
- * constant in each instance (no FMA is spent on missing heads). */
-VX_INLINE VX_TARGET_AVX512 void scores_block(int HN, int bf, float *s, int64_t sst, const float *q, const void *k,
-                                             int64_t ks, int hd, int64_t nb, float scale, int pf) {
-    int dv = hd & ~15;
-    __mmask16 tm = (__mmask16)((1u << (hd - dv)) - 1);
-    int64_t j = 0;
-    for (; j + 4 <= nb; j += 4) {
-        const int64_t kb[4] = {j * ks, (j + 1) * ks, (j + 2) * ks, (j + 3) * ks};
-        if (pf) prefetch_rows(k, kb[0] + PF_KEYS * ks, 4, ks, hd, bf);
-        __m512 acc[4][4], qv[4], kv[4];
-        _Pragma("GCC unroll 4")
-        for (int a = 0; a < 4; a++)
-            _Pragma("GCC unroll 4")
-            for (int b = 0; b < 4; b++) acc[a][b] = _mm512_setzero_ps();
-        for (int d = 0; d <= hd - 16 || (d < hd && tm); d += 16) {
-            __mmask16 m = d < dv ? (__mmask16)0xffff : tm;
-            _Pragma("GCC unroll 4")
-            for (int a = 0; a < HN; a++) qv[a] = _mm512_maskz_loadu_ps(m, q + a * hd + d);
-            _Pragma("GCC unroll 4")
-            for (int b = 0; b < 4; b++) kv[b] = ld16m(k, kb[b] + d, m, bf);
-            _Pragma("GCC unroll 4")
-            for (int a = 0; a < HN; a++)
-                _Pragma("GCC unroll 4")
-                for (int b = 0; b < 4; b++) acc[a][b] = _mm512_fmadd_ps(qv[a], kv[b], acc[a][b]);
+/* s[a·sst + b] = scale · q_a·k_b for HN ≤ HT heads and KN ≤ 2 keys (k_b at
+ * element k0 + b·ks); qp: the heads' rows in pair order, hdp floats apart.
+ * HN and KN are constants in each instance; the 2·HN q vectors of a chunk,
+ * the 2·KN k vectors and the HN·KN sums fit the 32 registers. */
+VX_INLINE VX_TARGET_AVX512 void scores_tile(int HN, int KN, int bf, float *s, int64_t sst, const float *qp, int hdp,
+                                            const void *k, int64_t k0, int64_t ks, int hd, float scale) {
+    __m512 acc[16];
+    _Pragma("GCC unroll 16")
+    for (int i = 0; i < 16; i++) acc[i] = _mm512_setzero_ps();
+    for (int c = 0; c < hd; c += 32) {
+        __m512 e[2], o[2];
+        _Pragma("GCC unroll 2")
+        for (int b = 0; b < KN; b++) ld_pairs(k, k0 + b * ks + c, hd - c, bf, &e[b], &o[b]);
+        _Pragma("GCC unroll 6")
+        for (int a = 0; a < HN; a++) {
+            __m512 qe = _mm512_loadu_ps(qp + a * hdp + c), qo = _mm512_loadu_ps(qp + a * hdp + c + 16);
+            _Pragma("GCC unroll 2")
+            for (int b = 0; b < KN; b++) {
+                acc[a * KN + b] = _mm512_fmadd_ps(qe, e[b], acc[a * KN + b]);
+                acc[a * KN + b] = _mm512_fmadd_ps(qo, o[b], acc[a * KN + b]);
+            }
         }
-        float r[16];
-        _mm512_storeu_ps(r, _mm512_mul_ps(hsum4x4(acc), _mm512_set1_ps(scale)));
-        for (int a = 0; a < HN; a++) memcpy(s + a * sst + j, r + 4 * a, 4 * sizeof(float));
     }
-    for (int a = 0; a < HN && j < nb; a++)
-        scores_5_t(bf, s + a * sst + j, q + a * hd, (const char *)k + j * ks * (bf ? 2 : 4), ks, hd, nb - j, scale,
-                   0);
+    float r[16];
+    _mm512_storeu_ps(r, _mm512_mul_ps(hsum4x4((__m512(*)[4])acc), _mm512_set1_ps(scale)));
+    _Pragma("GCC unroll 6")
+    for (int a = 0; a < HN; a++)
+        _Pragma("GCC unroll 2")
+        for (int b = 0; b < KN; b++) s[a * sst + b] = r[a * KN + b];
+}
+
+VX_INLINE VX_TARGET_AVX512 void scores_heads(int HN, int bf, float *s, int64_t sst, const float *qp, int hdp,
+                                             const void *k, int64_t ks, int hd, int64_t nb, float scale, int pf) {
+    int64_t j = 0;
+    for (; j + 2 <= nb; j += 2) {
+        if (pf) prefetch_rows(k, (j + PF_KEYS) * ks, 2, ks, hd, bf);
+        scores_tile(HN, 2, bf, s + j, sst, qp, hdp, k, j * ks, ks, hd, scale);
+    }
+    if (j < nb) scores_tile(HN, 1, bf, s + j, sst, qp, hdp, k, j * ks, ks, hd, scale);
+}
+
+/* Splits nh heads into near-equal tiles of ≤ HT: tile t covers heads [*h0, *h0 + return). */
+static int tile_heads(int nh, int t, int *h0) {
+    int nt = (nh + HT - 1) / HT, base = nh / nt, extra = nh % nt;
+    *h0 = t * base + (t < extra ? t : extra);
+    return base + (t < extra);
 }
 
 /* s[h·sst + j] = scale · q_h·k_j for nh heads (q_h = q + h·hd). */
 VX_INLINE VX_TARGET_AVX512 void scores_mh_5_t(int bf, float *s, int64_t sst, const float *q, int nh,
                                               const void *k, int64_t ks, int hd, int64_t nb, float scale, int pf) {
-    for (int h0 = 0; h0 < nh; h0 += 4) {
+    const int hdp = (hd + 31) & ~31;
+    float qp[nh * hdp];
+    for (int h = 0; h < nh; h++)
+        for (int c = 0; c < hd; c += 32) {
+            __m512 e, o;
+            ld_pairs(q + (int64_t)h * hd, c, hd - c, 0, &e, &o);
+            _mm512_storeu_ps(qp + h * hdp + c, e);
+            _mm512_storeu_ps(qp + h * hdp + c + 16, o);
+        }
+    for (int t = 0, h0; t < (nh + HT - 1) / HT; t++) {
+        int n = tile_heads(nh, t, &h0), f = pf && t == 0;
         float *sh = s + h0 * sst;
-        const float *qh = q + (int64_t)h0 * hd;
-        int f = pf && h0 == 0;
-        switch (nh - h0) {
-        case 1: scores_block(1, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
-        case 2: scores_block(2, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
-        case 3: scores_block(3, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
-        default: scores_block(4, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
+        const float *qh = qp + h0 * hdp;
+        switch (n) {
+        case 1: scores_heads(1, bf, sh, sst, qh, hdp, k, ks, hd, nb, scale, f); break;
+        case 2: scores_heads(2, bf, sh, sst, qh, hdp, k, ks, hd, nb, scale, f); break;
+        case 3: scores_heads(3, bf, sh, sst, qh, hdp, k, ks, hd, nb, scale, f); break;
+        case 4: scores_heads(4, bf, sh, sst, qh, hdp, k, ks, hd, nb, scale, f); break;
+        case 5: scores_heads(5, bf, sh, sst, qh, hdp, k, ks, hd, nb, scale, f); break;
+        default: scores_heads(6, bf, sh, sst, qh, hdp, k, ks, hd, nb, scale, f); break;
         }
     }
 }
 
-/* o_h += Σ_j p[h·pst + j] · v_j for HN heads (o_h = o + h·hd) over 64 dims from element offset vo. */
-VX_INLINE VX_TARGET_AVX512 void pv_block(int HN, int bf, float *o, int hd, const float *p, int64_t pst,
-                                         const void *v, int64_t vo, int64_t ks, int64_t nb, const __mmask16 mk[4],
-                                         int pf) {
-    __m512 acc[4][4], vv[4];
+/* o_h += Σ_j p[h·pst + j] · v_j for HN ≤ HT heads (o_h = o + h·hd) over the
+ * 64 dims from element offset vo (rem of them left). Float32 V in place
+ * (u: 16 dims each); bf16 V as two chunks in pair order (e0, o0, e1, o1). */
+VX_INLINE VX_TARGET_AVX512 void pv_tile(int HN, int bf, float *o, int hd, const float *p, int64_t pst,
+                                        const void *v, int64_t vo, int64_t ks, int64_t nb, int rem, int pf) {
+    __m512 acc[HT][4], vv[4];
+    __mmask16 mk[4];
     _Pragma("GCC unroll 4")
-    for (int a = 0; a < HN; a++)
-        _Pragma("GCC unroll 4")
-        for (int u = 0; u < 4; u++) acc[a][u] = _mm512_maskz_loadu_ps(mk[u], o + a * hd + 16 * u);
+    for (int u = 0; u < 4; u++) {
+        int n = rem - 16 * u;
+        mk[u] = n >= 16 ? (__mmask16)0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
+    }
+    const int r1 = rem > 32 ? rem - 32 : 0;
+    _Pragma("GCC unroll 6")
+    for (int a = 0; a < HN; a++) {
+        if (bf) {
+            ld_pairs(o + a * hd, 0, rem, 0, &acc[a][0], &acc[a][1]);
+            if (r1) ld_pairs(o + a * hd, 32, r1, 0, &acc[a][2], &acc[a][3]);
+            else acc[a][2] = acc[a][3] = _mm512_setzero_ps();
+        } else {
+            _Pragma("GCC unroll 4")
+            for (int u = 0; u < 4; u++) acc[a][u] = _mm512_maskz_loadu_ps(mk[u], o + a * hd + 16 * u);
+        }
+    }
     for (int64_t j = 0; j < nb; j++) {
         const int64_t vj = vo + j * ks;
         if (pf) prefetch_rows(v, vj + PF_KEYS * ks, 1, ks, hd, bf);
-        _Pragma("GCC unroll 4")
-        for (int u = 0; u < 4; u++) vv[u] = ld16m(v, vj + 16 * u, mk[u], bf);
-        _Pragma("GCC unroll 4")
+        if (bf) {
+            ld_pairs(v, vj, rem, 1, &vv[0], &vv[1]);
+            if (r1) ld_pairs(v, vj + 32, r1, 1, &vv[2], &vv[3]);
+            else vv[2] = vv[3] = _mm512_setzero_ps();
+        } else {
+            _Pragma("GCC unroll 4")
+            for (int u = 0; u < 4; u++) vv[u] = _mm512_maskz_loadu_ps(mk[u], (const float *)v + vj + 16 * u);
+        }
+        _Pragma("GCC unroll 6")
         for (int a = 0; a < HN; a++) {
             __m512 pa = _mm512_set1_ps(p[a * pst + j]);
             _Pragma("GCC unroll 4")
             for (int u = 0; u < 4; u++) acc[a][u] = _mm512_fmadd_ps(pa, vv[u], acc[a][u]);
         }
     }
-    _Pragma("GCC unroll 4")
-    for (int a = 0; a < HN; a++)
-        _Pragma("GCC unroll 4")
-        for (int u = 0; u < 4; u++) _mm512_mask_storeu_ps(o + a * hd + 16 * u, mk[u], acc[a][u]);
+    _Pragma("GCC unroll 6")
+    for (int a = 0; a < HN; a++) {
+        if (bf) {
+            st_pairs(o + a * hd, rem, acc[a][0], acc[a][1]);
+            if (r1) st_pairs(o + a * hd + 32, r1, acc[a][2], acc[a][3]);
+        } else {
+            _Pragma("GCC unroll 4")
+            for (int u = 0; u < 4; u++) _mm512_mask_storeu_ps(o + a * hd + 16 * u, mk[u], acc[a][u]);
+        }
+    }
 }
 
 VX_INLINE VX_TARGET_AVX512 void pv_mh_5_t(int bf, float *o, const float *p, int64_t pst, int nh, const void *v,
                                           int64_t ks, int hd, int64_t nb, int pf) {
-    for (int d0 = 0; d0 < hd; d0 += 64) {
-        __mmask16 mk[4];
-        for (int u = 0; u < 4; u++) {
-            int n = hd - d0 - 16 * u;
-            mk[u] = n >= 16 ? (__mmask16)0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
-        }
-        for (int h0 = 0; h0 < nh; h0 += 4) {
+    for (int d0 = 0; d0 < hd; d0 += 64)
+        for (int t = 0, h0; t < (nh + HT - 1) / HT; t++) {
+            int n = tile_heads(nh, t, &h0), f = pf && t == 0 && d0 == 0, rem = hd - d0;
             float *oh = o + (int64_t)h0 * hd + d0;
             const float *ph = p + h0 * pst;
-            int f = pf && h0 == 0 && d0 == 0;
-            switch (nh - h0) {
-            case 1: pv_block(1, bf, oh, hd, ph, pst, v, d0, ks, nb, mk, f); break;
-            case 2: pv_block(2, bf, oh, hd, ph, pst, v, d0, ks, nb, mk, f); break;
-            case 3: pv_block(3, bf, oh, hd, ph, pst, v, d0, ks, nb, mk, f); break;
-            default: pv_block(4, bf, oh, hd, ph, pst, v, d0, ks, nb, mk, f); break;
+            switch (n) {
+            case 1: pv_tile(1, bf, oh, hd, ph, pst, v, d0, ks, nb, rem, f); break;
+            case 2: pv_tile(2, bf, oh, hd, ph, pst, v, d0, ks, nb, rem, f); break;
+            case 3: pv_tile(3, bf, oh, hd, ph, pst, v, d0, ks, nb, rem, f); break;
+            case 4: pv_tile(4, bf, oh, hd, ph, pst, v, d0, ks, nb, rem, f); break;
+            case 5: pv_tile(5, bf, oh, hd, ph, pst, v, d0, ks, nb, rem, f); break;
+            default: pv_tile(6, bf, oh, hd, ph, pst, v, d0, ks, nb, rem, f); break;
             }
         }
-    }
 }
 
 /* The instances: scalar and AVX2 one head at a time; AVX-512 several heads. */
@@ -380,6 +442,7 @@ ATTN_OPS(_bf16, 1)
 typedef struct {
     void (*scores)(float *s, int64_t sst, const float *q, int nh, const void *k, int64_t ks, int hd, int64_t nb,
                    float scale, int pf);
+    float (*maxof)(const float *, int64_t, float);
     float (*expsum)(float *, int64_t, float);
     void (*pv)(float *o, const float *p, int64_t pst, int nh, const void *v, int64_t ks, int hd, int64_t nb,
                int pf);
@@ -387,10 +450,10 @@ typedef struct {
 
 /* [bf16 K/V][level] */
 static const attn_ops ops_tab[2][3] = {
-    {{scores_mh_1_f32, expsum_1, pv_mh_1_f32}, {scores_mh_2_f32, expsum_2, pv_mh_2_f32},
-     {scores_mh_5_f32, expsum_5, pv_mh_5_f32}},
-    {{scores_mh_1_bf16, expsum_1, pv_mh_1_bf16}, {scores_mh_2_bf16, expsum_2, pv_mh_2_bf16},
-     {scores_mh_5_bf16, expsum_5, pv_mh_5_bf16}}};
+    {{scores_mh_1_f32, maxof_1, expsum_1, pv_mh_1_f32}, {scores_mh_2_f32, maxof_1, expsum_2, pv_mh_2_f32},
+     {scores_mh_5_f32, maxof_5, expsum_5, pv_mh_5_f32}},
+    {{scores_mh_1_bf16, maxof_1, expsum_1, pv_mh_1_bf16}, {scores_mh_2_bf16, maxof_1, expsum_2, pv_mh_2_bf16},
+     {scores_mh_5_bf16, maxof_5, expsum_5, pv_mh_5_bf16}}};
 
 static int64_t visible(int causal, int64_t nq, int64_t nk, int64_t i) {
     if (!causal) return nk;
@@ -433,8 +496,7 @@ static void attend_range(const attn_cfg *c, float *o, const float *q, const void
             float *oh = o + (int64_t)h0 * hd, *mh = mx + (h0 - ha), *lh = sum + (h0 - ha);
             c->op->scores(&s[0][0], KB, q + (int64_t)h0 * hd, nh, kb, c->ks, hd, nb, c->scale, 1);
             for (int h = 0; h < nh; h++) {
-                float m = mh[h];
-                for (int64_t j = 0; j < nb; j++) m = s[h][j] > m ? s[h][j] : m;
+                float m = c->op->maxof(s[h], nb, mh[h]);
                 if (m == -INFINITY) { /* only −inf scores so far: weights 0 */
                     memset(s[h], 0, (size_t)nb * sizeof(float));
                     continue;

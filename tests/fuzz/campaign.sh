@@ -4,9 +4,14 @@
 # executions, or one CPU-hour for a target too slow to reach them in one -- so
 # that the time available finishes as many targets as it can. The fuzzer runs
 # at nice 19 (builds and tests of the same machine take the CPU first) under a
-# shared lock on /tmp/vocis-bench.lock (a benchmark holding it exclusively waits
-# at most one slice) and a per-target lock, so several instances started on the
-# same WORK (one per free core) never fuzz the same target at once.
+# shared lock on /tmp/vocis-bench.lock, and a per-target lock, so several
+# instances started on the same WORK (one per free core) never fuzz the same
+# target at once. A benchmark that needs the machine quiet runs as
+#   flock -x /tmp/vocis-bench.intent flock -x /tmp/vocis-bench.lock CMD
+# and waits at most one slice: a slice passes through the intent lock (shared)
+# before it takes the main one, so no new slice starts while a benchmark waits (with
+# the main lock alone, the overlapping slices of two instances kept it shared
+# for ever).
 #   campaign.sh BUILD_FUZZ WORK UNTIL_EPOCH [TARGET...]
 # WORK keeps the growing corpora (WORK/corpus/NAME, outside the repository),
 # crash/leak/timeout artifacts (WORK/artifacts/NAME/), the slice logs,
@@ -64,6 +69,7 @@ run_slice() { # target
     [ -n "$ml" ] && flags+=(-max_len="$ml")
     local log=$work/log/$t.$(date +%s).$$.log
     local start
+    flock -s /tmp/vocis-bench.intent true # waits while a benchmark waits for the machine
     start=$(date +%s)
     ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         flock -n -E 75 "$work/lock/$t" flock -s /tmp/vocis-bench.lock \
