@@ -22,14 +22,14 @@
  * long as reading 25 (bf16) or 50 GB/s (f32), about its whole read
  * bandwidth: no faster without cheaper arithmetic (bf16 products). Prefill
  * 2048 rows, 12 / 2 heads, hd 128: 62 ms (~210 GFLOP/s).
- * The 6-head tiles in pair order (below) took the VibeVoice-1.5B pair's
- * decode attention over 32K bf16 keys from 46 to 55 GFLOP/s on 1 thread and
- * 74 to 86 on 2 (medians of 3 A/B runs, 28 layers, f32 peak ~236 on 2):
- * each K/V vector is widened once for all 6 heads of a group (the 4 + 2 head
- * tiles before widened K twice and V four times) with a shift and a mask
- * instead of a zero-extend and a shift. In cache (4K keys, 1 thread) it runs
- * at ~60 % of the f32 peak: the 16-lane sum of every dot product (~3 shuffle
- * and add ops per 8 FMAs at hd 128) and the softmax take the rest. */
+ * Tiles of up to 6 query heads of a group (below) read and widen each K/V
+ * vector once for all of them (the 4 + 2 head tiles before widened K twice
+ * and V four times for Qwen2-1.5B's 6 heads). 2026-12-08 A/B, the pair (2
+ * sequences), 28 layers, GFLOP/s, medians of 3 (f32 peak ~236 on 2 threads):
+ * 12 / 2 heads, 32K bf16 keys 75 -> 86 (1 thread 46 -> 59); 28 / 4 heads,
+ * 32K bf16 86 -> 97, 8K f32 58 -> 64. In cache (4K keys, 1 thread) ~60 % of
+ * the f32 peak: the 16-lane sum of every dot product (~3 shuffle and add ops
+ * per 8 FMAs at hd 128) and the softmax take the rest. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -195,50 +195,23 @@ static VX_TARGET_AVX512 float expsum_5(float *s, int64_t nb, float m) {
 }
 
 /* ---- AVX-512, several query heads of one KV group at once ----
- * A tile is up to HT query heads of one KV group against 4 keys (scores) or
+ * A tile is up to HT query heads of one KV group against 2 or 4 keys (scores) or
  * one key at a time over 64 dims (pv): each K/V vector loaded and widened
- * once feeds every head of the tile.
- * Vectors hold 32-element chunks of a row in the "pair order": lanes l of e
- * and o are elements 2l and 2l + 1 -- what a bf16 row gives with one shift
- * and one mask, no shuffle. The scores of float32 rows use the same order
- * (their chunks are permuted into it), so both storage types do the same
- * arithmetic; pv's products are per output dim, so float32 V stays in place
- * and only bf16 sums are permuted back. */
-#define HT 6 /* query heads per tile: 6 × 4 score accumulators, or 6 × 4 pv ones */
+ * once feeds every head of the tile. bf16 elements are widened in registers
+ * and go through the float32 arithmetic. */
+#define HT 6 /* query heads per tile: 6 × 2 score sums, or 6 × 4 pv accumulators (7 or 8 heads in one
+                scores tile measured slower for Qwen2-7B's 7 heads per group than tiles of 4 + 3) */
 
-/* Elements i .. i+31 of p (rem of them, the rest 0) in pair order. */
-VX_INLINE VX_TARGET_AVX512 void ld_pairs(const void *p, int64_t i, int rem, int bf, __m512 *e, __m512 *o) {
-    if (bf) {
-        const uint16_t *h = (const uint16_t *)p + i;
-        __m512i x = rem >= 32 ? _mm512_loadu_si512(h) : _mm512_maskz_loadu_epi16((__mmask32)((1u << rem) - 1), h);
-        *e = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
-        *o = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
-        return;
-    }
-    const float *f = (const float *)p + i;
-    __m512 lo, hi;
-    if (rem >= 32) {
-        lo = _mm512_loadu_ps(f);
-        hi = _mm512_loadu_ps(f + 16);
-    } else {
-        lo = _mm512_maskz_loadu_ps(rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1), f);
-        hi = rem > 16 ? _mm512_maskz_loadu_ps((__mmask16)((1u << (rem - 16)) - 1), f + 16) : _mm512_setzero_ps();
-    }
-    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    *e = _mm512_permutex2var_ps(lo, ev, hi);
-    *o = _mm512_permutex2var_ps(lo, od, hi);
+/* 16 elements at element offset i (lanes outside m are 0), widened to float32. */
+VX_INLINE VX_TARGET_AVX512 __m512 ld16m(const void *p, int64_t i, __mmask16 m, int bf) {
+    if (bf)
+        return _mm512_castsi512_ps(
+            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)p + i)), 16));
+    return _mm512_maskz_loadu_ps(m, (const float *)p + i);
 }
 
-/* Stores e / o (a chunk in pair order) at f as elements 0 .. rem−1 in place. */
-VX_INLINE VX_TARGET_AVX512 void st_pairs(float *f, int rem, __m512 e, __m512 o) {
-    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-    __mmask16 m0 = rem >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << rem) - 1);
-    __mmask16 m1 = rem >= 32 ? (__mmask16)0xffff : rem > 16 ? (__mmask16)((1u << (rem - 16)) - 1) : 0;
-    _mm512_mask_storeu_ps(f, m0, _mm512_permutex2var_ps(e, lo, o));
-    if (m1) _mm512_mask_storeu_ps(f + 16, m1, _mm512_permutex2var_ps(e, hi, o));
-}
+/* The lanes of the 16 elements from offset d of a row of n (d < n). */
+VX_INLINE __mmask16 lanes_at(int d, int n) { return n - d >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - d)) - 1); }
 
 /* out lane 4a + b = Σ lanes of x[a][b]. */
 VX_INLINE VX_TARGET_AVX512 __m512 hsum4x4(__m512 x[4][4]) {
@@ -260,50 +233,50 @@ VX_INLINE VX_TARGET_AVX512 __m512 hsum4x4(__m512 x[4][4]) {
                          _mm512_shuffle_f32x4(q01, q23, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-/* s[a·sst + b] = scale · q_a·k_b for HN ≤ HT heads and KN ≤ 2 keys (k_b at
- * element k0 + b·ks); qp: the heads' rows in pair order, hdp floats apart.
- * HN and KN are constants in each instance; the 2·HN q vectors of a chunk,
- * the 2·KN k vectors and the HN·KN sums fit the 32 registers. */
-VX_INLINE VX_TARGET_AVX512 void scores_tile(int HN, int KN, int bf, float *s, int64_t sst, const float *qp, int hdp,
+/* s[a·sst + b] = scale · q_a·k_b for HN ≤ HT heads and KN keys, HN·KN ≤ 16 (k_b at
+ * element k0 + b·ks); qz: the heads' rows, hdz floats apart and zero past hd
+ * (whole vectors, no masks for them). HN and KN are constants in each
+ * instance; the HN·KN sums, the KN k vectors and the q vectors fit the 32
+ * registers. */
+VX_INLINE VX_TARGET_AVX512 void scores_tile(int HN, int KN, int bf, float *s, int64_t sst, const float *qz, int hdz,
                                             const void *k, int64_t k0, int64_t ks, int hd, float scale) {
     __m512 acc[16];
     _Pragma("GCC unroll 16")
     for (int i = 0; i < 16; i++) acc[i] = _mm512_setzero_ps();
-    for (int c = 0; c < hd; c += 32) {
-        __m512 e[2], o[2];
-        _Pragma("GCC unroll 2")
-        for (int b = 0; b < KN; b++) ld_pairs(k, k0 + b * ks + c, hd - c, bf, &e[b], &o[b]);
+    for (int d = 0; d < hd; d += 16) {
+        const __mmask16 m = lanes_at(d, hd);
+        __m512 kv[4];
+        _Pragma("GCC unroll 4")
+        for (int b = 0; b < KN; b++) kv[b] = ld16m(k, k0 + b * ks + d, m, bf);
         _Pragma("GCC unroll 6")
         for (int a = 0; a < HN; a++) {
-            __m512 qe = _mm512_loadu_ps(qp + a * hdp + c), qo = _mm512_loadu_ps(qp + a * hdp + c + 16);
-            _Pragma("GCC unroll 2")
-            for (int b = 0; b < KN; b++) {
-                acc[a * KN + b] = _mm512_fmadd_ps(qe, e[b], acc[a * KN + b]);
-                acc[a * KN + b] = _mm512_fmadd_ps(qo, o[b], acc[a * KN + b]);
-            }
+            __m512 qv = _mm512_loadu_ps(qz + a * hdz + d);
+            _Pragma("GCC unroll 4")
+            for (int b = 0; b < KN; b++) acc[a * KN + b] = _mm512_fmadd_ps(qv, kv[b], acc[a * KN + b]);
         }
     }
     float r[16];
     _mm512_storeu_ps(r, _mm512_mul_ps(hsum4x4((__m512(*)[4])acc), _mm512_set1_ps(scale)));
     _Pragma("GCC unroll 6")
     for (int a = 0; a < HN; a++)
-        _Pragma("GCC unroll 2")
+        _Pragma("GCC unroll 4")
         for (int b = 0; b < KN; b++) s[a * sst + b] = r[a * KN + b];
 }
 
-VX_INLINE VX_TARGET_AVX512 void scores_heads(int HN, int bf, float *s, int64_t sst, const float *qp, int hdp,
+VX_INLINE VX_TARGET_AVX512 void scores_heads(int HN, int bf, float *s, int64_t sst, const float *qz, int hdz,
                                              const void *k, int64_t ks, int hd, int64_t nb, float scale, int pf) {
+    const int KN = HN <= 4 ? 4 : 2; /* up to 16 sums per tile: each q vector feeds as many keys as fit */
     int64_t j = 0;
-    for (; j + 2 <= nb; j += 2) {
-        if (pf) prefetch_rows(k, (j + PF_KEYS) * ks, 2, ks, hd, bf);
-        scores_tile(HN, 2, bf, s + j, sst, qp, hdp, k, j * ks, ks, hd, scale);
+    for (; j + KN <= nb; j += KN) {
+        if (pf) prefetch_rows(k, (j + PF_KEYS) * ks, KN, ks, hd, bf);
+        scores_tile(HN, KN, bf, s + j, sst, qz, hdz, k, j * ks, ks, hd, scale);
     }
-    if (j < nb) scores_tile(HN, 1, bf, s + j, sst, qp, hdp, k, j * ks, ks, hd, scale);
+    for (; j < nb; j++) scores_tile(HN, 1, bf, s + j, sst, qz, hdz, k, j * ks, ks, hd, scale);
 }
 
-/* Splits nh heads into near-equal tiles of ≤ HT: tile t covers heads [*h0, *h0 + return). */
-static int tile_heads(int nh, int t, int *h0) {
-    int nt = (nh + HT - 1) / HT, base = nh / nt, extra = nh % nt;
+/* Splits nh heads into near-equal tiles of ≤ most: tile t covers heads [*h0, *h0 + return). */
+static int tile_heads(int nh, int most, int t, int *h0) {
+    int nt = (nh + most - 1) / most, base = nh / nt, extra = nh % nt;
     *h0 = t * base + (t < extra ? t : extra);
     return base + (t < extra);
 }
@@ -311,65 +284,43 @@ static int tile_heads(int nh, int t, int *h0) {
 /* s[h·sst + j] = scale · q_h·k_j for nh heads (q_h = q + h·hd). */
 VX_INLINE VX_TARGET_AVX512 void scores_mh_5_t(int bf, float *s, int64_t sst, const float *q, int nh,
                                               const void *k, int64_t ks, int hd, int64_t nb, float scale, int pf) {
-    const int hdp = (hd + 31) & ~31;
-    float qp[nh * hdp];
+    const int hdz = (hd + 15) & ~15;
+    float qz[nh * hdz];
     for (int h = 0; h < nh; h++)
-        for (int c = 0; c < hd; c += 32) {
-            __m512 e, o;
-            ld_pairs(q + (int64_t)h * hd, c, hd - c, 0, &e, &o);
-            _mm512_storeu_ps(qp + h * hdp + c, e);
-            _mm512_storeu_ps(qp + h * hdp + c + 16, o);
-        }
+        for (int d = 0; d < hd; d += 16)
+            _mm512_storeu_ps(qz + h * hdz + d, _mm512_maskz_loadu_ps(lanes_at(d, hd), q + (int64_t)h * hd + d));
     for (int t = 0, h0; t < (nh + HT - 1) / HT; t++) {
-        int n = tile_heads(nh, t, &h0), f = pf && t == 0;
+        int n = tile_heads(nh, HT, t, &h0), f = pf && t == 0;
         float *sh = s + h0 * sst;
-        const float *qh = qp + h0 * hdp;
+        const float *qh = qz + h0 * hdz;
         switch (n) {
-        case 1: scores_heads(1, bf, sh, sst, qh, hdp, k, ks, hd, nb, scale, f); break;
-        case 2: scores_heads(2, bf, sh, sst, qh, hdp, k, ks, hd, nb, scale, f); break;
-        case 3: scores_heads(3, bf, sh, sst, qh, hdp, k, ks, hd, nb, scale, f); break;
-        case 4: scores_heads(4, bf, sh, sst, qh, hdp, k, ks, hd, nb, scale, f); break;
-        case 5: scores_heads(5, bf, sh, sst, qh, hdp, k, ks, hd, nb, scale, f); break;
-        default: scores_heads(6, bf, sh, sst, qh, hdp, k, ks, hd, nb, scale, f); break;
+        case 1: scores_heads(1, bf, sh, sst, qh, hdz, k, ks, hd, nb, scale, f); break;
+        case 2: scores_heads(2, bf, sh, sst, qh, hdz, k, ks, hd, nb, scale, f); break;
+        case 3: scores_heads(3, bf, sh, sst, qh, hdz, k, ks, hd, nb, scale, f); break;
+        case 4: scores_heads(4, bf, sh, sst, qh, hdz, k, ks, hd, nb, scale, f); break;
+        case 5: scores_heads(5, bf, sh, sst, qh, hdz, k, ks, hd, nb, scale, f); break;
+        default: scores_heads(6, bf, sh, sst, qh, hdz, k, ks, hd, nb, scale, f); break;
         }
     }
 }
 
 /* o_h += Σ_j p[h·pst + j] · v_j for HN ≤ HT heads (o_h = o + h·hd) over the
- * 64 dims from element offset vo (rem of them left). Float32 V in place
- * (u: 16 dims each); bf16 V as two chunks in pair order (e0, o0, e1, o1). */
+ * 64 dims from element offset vo (rem of them left). */
 VX_INLINE VX_TARGET_AVX512 void pv_tile(int HN, int bf, float *o, int hd, const float *p, int64_t pst,
                                         const void *v, int64_t vo, int64_t ks, int64_t nb, int rem, int pf) {
     __m512 acc[HT][4], vv[4];
     __mmask16 mk[4];
     _Pragma("GCC unroll 4")
-    for (int u = 0; u < 4; u++) {
-        int n = rem - 16 * u;
-        mk[u] = n >= 16 ? (__mmask16)0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
-    }
-    const int r1 = rem > 32 ? rem - 32 : 0;
+    for (int u = 0; u < 4; u++) mk[u] = 16 * u < rem ? lanes_at(16 * u, rem) : 0;
     _Pragma("GCC unroll 6")
-    for (int a = 0; a < HN; a++) {
-        if (bf) {
-            ld_pairs(o + a * hd, 0, rem, 0, &acc[a][0], &acc[a][1]);
-            if (r1) ld_pairs(o + a * hd, 32, r1, 0, &acc[a][2], &acc[a][3]);
-            else acc[a][2] = acc[a][3] = _mm512_setzero_ps();
-        } else {
-            _Pragma("GCC unroll 4")
-            for (int u = 0; u < 4; u++) acc[a][u] = _mm512_maskz_loadu_ps(mk[u], o + a * hd + 16 * u);
-        }
-    }
+    for (int a = 0; a < HN; a++)
+        _Pragma("GCC unroll 4")
+        for (int u = 0; u < 4; u++) acc[a][u] = _mm512_maskz_loadu_ps(mk[u], o + a * hd + 16 * u);
     for (int64_t j = 0; j < nb; j++) {
         const int64_t vj = vo + j * ks;
         if (pf) prefetch_rows(v, vj + PF_KEYS * ks, 1, ks, hd, bf);
-        if (bf) {
-            ld_pairs(v, vj, rem, 1, &vv[0], &vv[1]);
-            if (r1) ld_pairs(v, vj + 32, r1, 1, &vv[2], &vv[3]);
-            else vv[2] = vv[3] = _mm512_setzero_ps();
-        } else {
-            _Pragma("GCC unroll 4")
-            for (int u = 0; u < 4; u++) vv[u] = _mm512_maskz_loadu_ps(mk[u], (const float *)v + vj + 16 * u);
-        }
+        _Pragma("GCC unroll 4")
+        for (int u = 0; u < 4; u++) vv[u] = ld16m(v, vj + 16 * u, mk[u], bf);
         _Pragma("GCC unroll 6")
         for (int a = 0; a < HN; a++) {
             __m512 pa = _mm512_set1_ps(p[a * pst + j]);
@@ -378,22 +329,16 @@ VX_INLINE VX_TARGET_AVX512 void pv_tile(int HN, int bf, float *o, int hd, const 
         }
     }
     _Pragma("GCC unroll 6")
-    for (int a = 0; a < HN; a++) {
-        if (bf) {
-            st_pairs(o + a * hd, rem, acc[a][0], acc[a][1]);
-            if (r1) st_pairs(o + a * hd + 32, r1, acc[a][2], acc[a][3]);
-        } else {
-            _Pragma("GCC unroll 4")
-            for (int u = 0; u < 4; u++) _mm512_mask_storeu_ps(o + a * hd + 16 * u, mk[u], acc[a][u]);
-        }
-    }
+    for (int a = 0; a < HN; a++)
+        _Pragma("GCC unroll 4")
+        for (int u = 0; u < 4; u++) _mm512_mask_storeu_ps(o + a * hd + 16 * u, mk[u], acc[a][u]);
 }
 
 VX_INLINE VX_TARGET_AVX512 void pv_mh_5_t(int bf, float *o, const float *p, int64_t pst, int nh, const void *v,
                                           int64_t ks, int hd, int64_t nb, int pf) {
     for (int d0 = 0; d0 < hd; d0 += 64)
         for (int t = 0, h0; t < (nh + HT - 1) / HT; t++) {
-            int n = tile_heads(nh, t, &h0), f = pf && t == 0 && d0 == 0, rem = hd - d0;
+            int n = tile_heads(nh, HT, t, &h0), f = pf && t == 0 && d0 == 0, rem = hd - d0;
             float *oh = o + (int64_t)h0 * hd + d0;
             const float *ph = p + h0 * pst;
             switch (n) {
