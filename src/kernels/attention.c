@@ -234,11 +234,10 @@ VX_INLINE VX_TARGET_AVX512 __m512 hsum4x4(__m512 x[4][4]) {
 }
 
 /* s[a·sst + b] = scale · q_a·k_b for HN ≤ HT heads and KN keys, HN·KN ≤ 16 (k_b at
- * element k0 + b·ks); qz: the heads' rows, hdz floats apart and zero past hd
- * (whole vectors, no masks for them). HN and KN are constants in each
- * instance; the HN·KN sums, the KN k vectors and the q vectors fit the 32
+ * element k0 + b·ks; q_a = q + a·hd). HN and KN are constants in each
+ * instance; the HN·KN sums, the KN k vectors and a q vector fit the 32
  * registers. */
-VX_INLINE VX_TARGET_AVX512 void scores_tile(int HN, int KN, int bf, float *s, int64_t sst, const float *qz, int hdz,
+VX_INLINE VX_TARGET_AVX512 void scores_tile(int HN, int KN, int bf, float *s, int64_t sst, const float *q,
                                             const void *k, int64_t k0, int64_t ks, int hd, float scale) {
     __m512 acc[16];
     _Pragma("GCC unroll 16")
@@ -250,7 +249,7 @@ VX_INLINE VX_TARGET_AVX512 void scores_tile(int HN, int KN, int bf, float *s, in
         for (int b = 0; b < KN; b++) kv[b] = ld16m(k, k0 + b * ks + d, m, bf);
         _Pragma("GCC unroll 6")
         for (int a = 0; a < HN; a++) {
-            __m512 qv = _mm512_loadu_ps(qz + a * hdz + d);
+            __m512 qv = _mm512_maskz_loadu_ps(m, q + a * hd + d);
             _Pragma("GCC unroll 4")
             for (int b = 0; b < KN; b++) acc[a * KN + b] = _mm512_fmadd_ps(qv, kv[b], acc[a * KN + b]);
         }
@@ -263,15 +262,15 @@ VX_INLINE VX_TARGET_AVX512 void scores_tile(int HN, int KN, int bf, float *s, in
         for (int b = 0; b < KN; b++) s[a * sst + b] = r[a * KN + b];
 }
 
-VX_INLINE VX_TARGET_AVX512 void scores_heads(int HN, int bf, float *s, int64_t sst, const float *qz, int hdz,
-                                             const void *k, int64_t ks, int hd, int64_t nb, float scale, int pf) {
+VX_INLINE VX_TARGET_AVX512 void scores_heads(int HN, int bf, float *s, int64_t sst, const float *q, const void *k,
+                                             int64_t ks, int hd, int64_t nb, float scale, int pf) {
     const int KN = HN <= 4 ? 4 : 2; /* up to 16 sums per tile: each q vector feeds as many keys as fit */
     int64_t j = 0;
     for (; j + KN <= nb; j += KN) {
         if (pf) prefetch_rows(k, (j + PF_KEYS) * ks, KN, ks, hd, bf);
-        scores_tile(HN, KN, bf, s + j, sst, qz, hdz, k, j * ks, ks, hd, scale);
+        scores_tile(HN, KN, bf, s + j, sst, q, k, j * ks, ks, hd, scale);
     }
-    for (; j < nb; j++) scores_tile(HN, 1, bf, s + j, sst, qz, hdz, k, j * ks, ks, hd, scale);
+    for (; j < nb; j++) scores_tile(HN, 1, bf, s + j, sst, q, k, j * ks, ks, hd, scale);
 }
 
 /* Splits nh heads into near-equal tiles of ≤ most: tile t covers heads [*h0, *h0 + return). */
@@ -284,22 +283,17 @@ static int tile_heads(int nh, int most, int t, int *h0) {
 /* s[h·sst + j] = scale · q_h·k_j for nh heads (q_h = q + h·hd). */
 VX_INLINE VX_TARGET_AVX512 void scores_mh_5_t(int bf, float *s, int64_t sst, const float *q, int nh,
                                               const void *k, int64_t ks, int hd, int64_t nb, float scale, int pf) {
-    const int hdz = (hd + 15) & ~15;
-    float qz[nh * hdz];
-    for (int h = 0; h < nh; h++)
-        for (int d = 0; d < hd; d += 16)
-            _mm512_storeu_ps(qz + h * hdz + d, _mm512_maskz_loadu_ps(lanes_at(d, hd), q + (int64_t)h * hd + d));
     for (int t = 0, h0; t < (nh + HT - 1) / HT; t++) {
         int n = tile_heads(nh, HT, t, &h0), f = pf && t == 0;
         float *sh = s + h0 * sst;
-        const float *qh = qz + h0 * hdz;
+        const float *qh = q + (int64_t)h0 * hd;
         switch (n) {
-        case 1: scores_heads(1, bf, sh, sst, qh, hdz, k, ks, hd, nb, scale, f); break;
-        case 2: scores_heads(2, bf, sh, sst, qh, hdz, k, ks, hd, nb, scale, f); break;
-        case 3: scores_heads(3, bf, sh, sst, qh, hdz, k, ks, hd, nb, scale, f); break;
-        case 4: scores_heads(4, bf, sh, sst, qh, hdz, k, ks, hd, nb, scale, f); break;
-        case 5: scores_heads(5, bf, sh, sst, qh, hdz, k, ks, hd, nb, scale, f); break;
-        default: scores_heads(6, bf, sh, sst, qh, hdz, k, ks, hd, nb, scale, f); break;
+        case 1: scores_heads(1, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
+        case 2: scores_heads(2, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
+        case 3: scores_heads(3, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
+        case 4: scores_heads(4, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
+        case 5: scores_heads(5, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
+        default: scores_heads(6, bf, sh, sst, qh, k, ks, hd, nb, scale, f); break;
         }
     }
 }
