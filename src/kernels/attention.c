@@ -24,8 +24,9 @@
  * 2048 rows, 12 / 2 heads, hd 128: 62 ms (~210 GFLOP/s).
  * Tiles of up to 6 query heads of a group (below) read and widen each K/V
  * vector once for all of them (the 4 + 2 head tiles before widened K twice
- * and V four times for Qwen2-1.5B's 6 heads). 2026-12-08 A/B, the pair (2
- * sequences), 28 layers, GFLOP/s, medians of 3 (f32 peak ~236 on 2 threads):
+ * and V four times for Qwen2-1.5B's 6 heads). 2026-12-08 A/B with
+ * bench/bench_attention (a layer of the pair per call, caches cycled beyond
+ * L3), GFLOP/s, medians of 3 (f32 peak ~236 on 2 threads):
  * 12 / 2 heads, 32K bf16 keys 75 -> 86 (1 thread 46 -> 59); 28 / 4 heads,
  * 32K bf16 86 -> 97, 8K f32 58 -> 64. In cache (4K keys, 1 thread) ~60 % of
  * the f32 peak: the 16-lane sum of every dot product (~3 shuffle and add ops
